@@ -1,0 +1,17 @@
+import type { Config } from 'jest'
+
+const config: Config = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages'],
+  testMatch: ['**/test/**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+  },
+  // Tests run against the sources, so a change is tested without a rebuild.
+  moduleNameMapper: { '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts' },
+  globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',
+  globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
+  testTimeout: 20000,
+}
+
+export default config

@@ -1,0 +1,45 @@
+import type { Algorithm } from './types'
+import { rejectForever } from './types'
+
+/**
+ * Counts requests in windows aligned to multiples of the window on the clock.
+ * State: [windowStart, count].
+ */
+export const fixedWindow: Algorithm = {
+  slots: () => 2,
+
+  decide(s, b, now, policy, cost, out) {
+    const windowStart = now - (now % policy.windowMs)
+    const count = s[b] === windowStart ? s[b + 1] : 0
+    const untilNextWindow = windowStart + policy.windowMs - now
+    if (cost > policy.limit)
+      return rejectForever(out, policy.limit - count, count > 0 ? untilNextWindow : 0)
+    out.delayMs = 0
+    if (count + cost <= policy.limit) {
+      out.allowed = true
+      out.remaining = policy.limit - count - cost
+      out.resetMs = count + cost > 0 ? untilNextWindow : 0
+      out.retryAfterMs = 0
+    } else {
+      out.allowed = false
+      out.remaining = Math.max(0, policy.limit - count)
+      out.resetMs = untilNextWindow
+      out.retryAfterMs = untilNextWindow
+    }
+  },
+
+  apply(s, b, now, policy, cost) {
+    const windowStart = now - (now % policy.windowMs)
+    if (s[b] !== windowStart) {
+      s[b] = windowStart
+      s[b + 1] = 0
+    }
+    s[b + 1] += cost
+  },
+
+  refund(s, b, _now, policy, cost, at) {
+    if (s[b] === at - (at % policy.windowMs)) s[b + 1] = Math.max(0, s[b + 1] - cost)
+  },
+
+  expiresAt: (s, b, policy) => (s[b + 1] > 0 ? s[b] + policy.windowMs : 0),
+}

@@ -1,0 +1,45 @@
+import type { Policy } from '../policy'
+import type { Algorithm, StateVector } from './types'
+import { decideMeter } from './meter'
+
+/*
+ * Generic cell rate algorithm: one theoretical arrival time (TAT) per key. A request may pass
+ * when TAT - now leaves room for its cost within the burst tolerance; passing moves TAT on by
+ * cost x window / limit. The TAT is kept as whole ms plus a remainder in 1/limit ms, so an
+ * emission interval such as 1000/3 ms adds up exactly. State: [tatMs, tatRemainder].
+ */
+
+function backlog(s: StateVector, b: number, now: number, policy: Policy): number {
+  const ahead = (s[b] - now) * policy.limit + s[b + 1]
+  return ahead > 0 ? ahead : 0
+}
+
+function setTat(
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: Policy,
+  backlogAfter: number,
+): void {
+  if (backlogAfter <= 0) {
+    s[b] = 0
+    s[b + 1] = 0
+    return
+  }
+  s[b] = now + Math.floor(backlogAfter / policy.limit)
+  s[b + 1] = backlogAfter % policy.limit
+}
+
+export const gcra: Algorithm = {
+  slots: () => 2,
+  decide(s, b, now, policy, cost, out) {
+    decideMeter(backlog(s, b, now, policy), policy, cost, out, false)
+  },
+  apply(s, b, now, policy, cost) {
+    setTat(s, b, now, policy, backlog(s, b, now, policy) + cost * policy.windowMs)
+  },
+  refund(s, b, now, policy, cost) {
+    setTat(s, b, now, policy, backlog(s, b, now, policy) - cost * policy.windowMs)
+  },
+  expiresAt: (s, b) => (s[b] > 0 ? s[b] + (s[b + 1] > 0 ? 1 : 0) : 0),
+}

@@ -1,0 +1,20 @@
+import type { AlgorithmName } from '../policy'
+import type { Algorithm } from './types'
+import { fixedWindow } from './fixed-window'
+import { gcra } from './gcra'
+import { leakyBucket } from './leaky-bucket'
+import { slidingLog } from './sliding-log'
+import { slidingWindow } from './sliding-window'
+import { tokenBucket } from './token-bucket'
+
+export type { Algorithm, StateVector } from './types'
+export { newOutcome } from './types'
+
+export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = {
+  'fixed-window': fixedWindow,
+  'sliding-window': slidingWindow,
+  'sliding-log': slidingLog,
+  'token-bucket': tokenBucket,
+  'leaky-bucket': leakyBucket,
+  gcra,
+}

@@ -1,0 +1,27 @@
+import type { Algorithm } from './types'
+import { decideMeter, drained } from './meter'
+
+/**
+ * A bucket of `burst` tokens refilled lazily at `limit` per window; a request takes `cost`.
+ * Stored as the tokens missing from a full bucket: State: [missing x windowMs, lastRefill].
+ * An empty state (all zeros) is a full bucket.
+ */
+export function bucketAlgorithm(shaping: boolean): Algorithm {
+  return {
+    slots: () => 2,
+    decide(s, b, now, policy, cost, out) {
+      decideMeter(drained(s[b], s[b + 1], now, policy), policy, cost, out, shaping)
+    },
+    apply(s, b, now, policy, cost) {
+      s[b] = drained(s[b], s[b + 1], now, policy) + cost * policy.windowMs
+      s[b + 1] = Math.max(now, s[b + 1])
+    },
+    refund(s, b, now, policy, cost) {
+      s[b] = Math.max(0, drained(s[b], s[b + 1], now, policy) - cost * policy.windowMs)
+      s[b + 1] = Math.max(now, s[b + 1])
+    },
+    expiresAt: (s, b, policy) => (s[b] > 0 ? s[b + 1] + Math.ceil(s[b] / policy.limit) : 0),
+  }
+}
+
+export const tokenBucket = bucketAlgorithm(false)

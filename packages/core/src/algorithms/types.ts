@@ -1,0 +1,52 @@
+import type { Policy, PolicyOutcome } from '../policy'
+
+/**
+ * A key's state for one policy: numeric slots at `base` in a flat vector (a row of a
+ * Float64Array in MemoryStore, a plain array in tests). All zeros is the empty state.
+ */
+export type StateVector = { [index: number]: number; readonly length: number }
+
+/**
+ * One algorithm as pure transitions. `decide` only reads; `apply` writes the state an admitted
+ * request leaves. Keeping them apart lets a store check every policy before it changes any
+ * (all-or-nothing), and each Lua script in @sluice/redis mirrors these functions.
+ */
+export interface Algorithm {
+  /** Slots the state of `policy` occupies (fixed for a given policy). */
+  slots(policy: Policy): number
+  /** What a request of `cost` (0 = just look) would get at `now`. Fills `out`; changes nothing. */
+  decide(
+    state: StateVector,
+    base: number,
+    now: number,
+    policy: Policy,
+    cost: number,
+    out: PolicyOutcome,
+  ): void
+  /** Takes `cost` for an admitted request. Call only after `decide` admitted it. */
+  apply(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
+  /** Gives back `cost` taken at `at`: never below empty, never into a window that has reset. */
+  refund(
+    state: StateVector,
+    base: number,
+    now: number,
+    policy: Policy,
+    cost: number,
+    at: number,
+  ): void
+  /** When the state is empty again (ms); 0 when it already is. Stores use it as the expiry. */
+  expiresAt(state: StateVector, base: number, policy: Policy): number
+}
+
+/** Fills `out` for a request whose cost can never fit the policy's capacity. */
+export function rejectForever(out: PolicyOutcome, remaining: number, resetMs: number): void {
+  out.allowed = false
+  out.remaining = remaining > 0 ? remaining : 0
+  out.resetMs = resetMs
+  out.retryAfterMs = Infinity
+  out.delayMs = 0
+}
+
+export function newOutcome(): PolicyOutcome {
+  return { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
+}

@@ -1,0 +1,314 @@
+import { systemClock, type Clock } from './clock'
+import type { Decision, PolicyDecision } from './decision'
+import { describeValue, invalidOption, SluiceError, StoreError } from './errors'
+import {
+  checkKnownOptions,
+  resolvePolicies,
+  type ConsumeOptions,
+  type LimiterOptions,
+  type StoreErrorMode,
+} from './options'
+import type { Policy, PolicyOutcome } from './policy'
+import { MemoryStore } from './store/memory-store'
+import type { Store, StoreResult } from './store/types'
+import { resolveThrottle } from './throttle'
+
+export interface RefundOptions {
+  /** Units to give back. @default 1 */
+  cost?: number
+  /** When the refunded request was consumed (ms on the limiter's clock). @default now */
+  at?: number
+}
+
+/** Limits keys against its policies through its store. */
+export interface Limiter {
+  /** Decides one request of `cost` (default 1) and, when admitted, counts it. */
+  consume(key: string, options?: ConsumeOptions): Promise<Decision>
+  /** What a request would see now (`remaining` is what is left), counting nothing. */
+  peek(key: string): Promise<Decision>
+  /** Gives back units an admitted request took (e.g. skipSuccessfulRequests); nothing into a reset window. */
+  refund(key: string, options?: RefundOptions): Promise<void>
+  /** Forgets the key's state under every policy. */
+  reset(key: string): Promise<void>
+  /** The nominal policies, in the order given. */
+  readonly policies: readonly Policy[]
+  readonly store: Store
+  readonly clock: Clock
+}
+
+const KNOWN_OPTIONS = [
+  'algorithm',
+  'limit',
+  'window',
+  'burst',
+  'precision',
+  'name',
+  'limits',
+  'store',
+  'clock',
+  'throttle',
+  'onStoreError',
+  'timeoutMs',
+  'prefix',
+]
+
+/** Retry-After suggested by `onStoreError: 'deny'`: short, so clients come back when the store may be. */
+const DENY_RETRY_MS = 1000
+
+function checkStore(store: unknown): Store {
+  const candidate = store as Partial<Store> | null
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.consume !== 'function' ||
+    typeof candidate.peek !== 'function' ||
+    typeof candidate.reset !== 'function' ||
+    typeof candidate.refund !== 'function'
+  ) {
+    invalidOption('store', store, 'a Store (an object with consume, peek, refund and reset)')
+  }
+  return store as Store
+}
+
+function checkStoreErrorMode(mode: unknown): StoreErrorMode {
+  if (mode === 'throw' || mode === 'allow' || mode === 'deny') return mode
+  if (
+    typeof mode === 'object' &&
+    mode !== null &&
+    typeof (mode as { consume?: unknown }).consume === 'function'
+  ) {
+    return mode as StoreErrorMode
+  }
+  return invalidOption('onStoreError', mode, "'throw', 'allow', 'deny' or a fallback Limiter")
+}
+
+/** Index of the policy that decides: the longest wait when rejected, else the fewest remaining. */
+function bindingIndex(outcomes: readonly PolicyOutcome[], allowed: boolean): number {
+  let best = 0
+  for (let i = 1; i < outcomes.length; i++) {
+    const o = outcomes[i]
+    const b = outcomes[best]
+    if (allowed) {
+      if (o.remaining < b.remaining || (o.remaining === b.remaining && o.resetMs > b.resetMs))
+        best = i
+    } else if (!o.allowed && (b.allowed || o.retryAfterMs > b.retryAfterMs)) {
+      best = i
+    }
+  }
+  return best
+}
+
+/** Capacity of a policy as its outcome's `remaining` counts it. */
+function capacity(policy: Policy): number {
+  return policy.burst
+}
+
+/**
+ * Builds the Decision from the store's outcomes. `applied` are the (possibly scaled) policies
+ * the store used; `nominal` the ones headers announce: `remaining` is reported against the
+ * nominal capacity, so a soft or elastic allowance never shows as extra quota.
+ */
+export function combineOutcomes(
+  nominal: readonly Policy[],
+  applied: readonly Policy[],
+  outcomes: readonly PolicyOutcome[],
+): Decision {
+  let allowed = true
+  let delayMs = 0
+  const policies: PolicyDecision[] = new Array(outcomes.length)
+  for (let i = 0; i < outcomes.length; i++) {
+    const o = outcomes[i]
+    const policy = nominal[i]
+    const allowance = capacity(applied[i]) - capacity(policy)
+    const remaining = allowance > 0 ? Math.max(0, o.remaining - allowance) : o.remaining
+    if (!o.allowed) allowed = false
+    if (o.delayMs > delayMs) delayMs = o.delayMs
+    policies[i] = {
+      policy,
+      allowed: o.allowed,
+      remaining,
+      resetMs: o.resetMs,
+      retryAfterMs: o.retryAfterMs,
+      delayMs: o.delayMs,
+    }
+  }
+  const binding = policies[bindingIndex(policies, allowed)]
+  return {
+    allowed,
+    limit: binding.policy.limit,
+    remaining: binding.remaining,
+    resetMs: binding.resetMs,
+    retryAfterMs: allowed ? 0 : binding.retryAfterMs,
+    delayMs: allowed ? delayMs : 0,
+    policy: binding.policy,
+    policies,
+    degraded: false,
+  }
+}
+
+/** A decision made without the store (`onStoreError: 'allow' | 'deny'`). */
+function degradedDecision(policies: readonly Policy[], allowed: boolean): Decision {
+  const policy = policies[0]
+  const retryAfterMs = allowed ? 0 : DENY_RETRY_MS
+  const remaining = allowed ? policy.limit : 0
+  return {
+    allowed,
+    limit: policy.limit,
+    remaining,
+    resetMs: retryAfterMs,
+    retryAfterMs,
+    delayMs: 0,
+    policy,
+    policies: policies.map((p) => ({
+      policy: p,
+      allowed,
+      remaining: allowed ? p.limit : 0,
+      resetMs: retryAfterMs,
+      retryAfterMs,
+      delayMs: 0,
+    })),
+    degraded: true,
+  }
+}
+
+function checkCost(cost: unknown): number {
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1) {
+    throw new SluiceError(
+      'ERR_SLUICE_ARGUMENT',
+      `\`cost\` must be a positive integer; got ${describeValue(cost)}`,
+    )
+  }
+  return cost
+}
+
+function checkKey(key: unknown): string {
+  if (typeof key !== 'string') {
+    throw new SluiceError(
+      'ERR_SLUICE_ARGUMENT',
+      `\`key\` must be a string; got ${describeValue(key)}`,
+    )
+  }
+  return key
+}
+
+/**
+ * Creates a limiter. Every option is checked here, once: a bad value throws a ConfigError that
+ * names the option and the value.
+ */
+export function createLimiter(options: LimiterOptions): Limiter {
+  if (options === null || typeof options !== 'object')
+    invalidOption('options', options, 'an object')
+  checkKnownOptions(options, KNOWN_OPTIONS, 'createLimiter')
+  const policies = resolvePolicies(options)
+  const store: Store = options.store === undefined ? new MemoryStore() : checkStore(options.store)
+  for (const policy of policies) {
+    if (store.unsupportedAlgorithms?.includes(policy.algorithm)) {
+      invalidOption(
+        'algorithm',
+        policy.algorithm,
+        `an algorithm ${store.constructor.name} supports`,
+      )
+    }
+  }
+  const clock = options.clock ?? systemClock
+  if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
+  const pickPolicies = resolveThrottle(options.throttle, policies)
+  const onStoreError = checkStoreErrorMode(options.onStoreError ?? 'throw')
+  const timeoutMs = options.timeoutMs ?? 1000
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    invalidOption('timeoutMs', timeoutMs, 'a positive number of ms')
+  }
+  const prefix = options.prefix ?? ''
+  if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
+  const local = store.local === true
+
+  /** Runs a store call within `timeoutMs`, turning every failure into a StoreError. */
+  function bounded<T>(call: () => Promise<T>): Promise<T> {
+    let pending: Promise<T>
+    try {
+      pending = call()
+    } catch (error) {
+      return Promise.reject(new StoreError('store call failed', { cause: error }))
+    }
+    if (local) return pending
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new StoreError(`store call took longer than timeoutMs (${timeoutMs} ms)`, {
+            code: 'ERR_SLUICE_STORE_TIMEOUT',
+          }),
+        )
+      }, timeoutMs)
+      pending.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(
+            error instanceof StoreError
+              ? error
+              : new StoreError('store call failed', { cause: error }),
+          )
+        },
+      )
+    })
+  }
+
+  async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
+    const storeError =
+      error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
+    if (onStoreError === 'throw') throw storeError
+    if (onStoreError === 'allow') return degradedDecision(policies, true)
+    if (onStoreError === 'deny') return degradedDecision(policies, false)
+    const decision = await onStoreError.consume(key, { cost })
+    return { ...decision, degraded: true }
+  }
+
+  function storeKey(key: string): string {
+    checkKey(key)
+    return prefix === '' ? key : prefix + key
+  }
+
+  async function decide(key: string, cost: number, look: boolean): Promise<Decision> {
+    const applied = pickPolicies()
+    const request = { key: storeKey(key), policies: applied, cost, now: clock() }
+    let result: StoreResult
+    try {
+      result = await bounded(() => (look ? store.peek(request) : store.consume(request)))
+    } catch (error) {
+      return answerStoreError(error, key, Math.max(cost, 1))
+    }
+    return combineOutcomes(policies, applied, result.outcomes)
+  }
+
+  return {
+    policies,
+    store,
+    clock,
+    consume(key, consumeOptions) {
+      let cost = 1
+      try {
+        if (consumeOptions?.cost !== undefined) cost = checkCost(consumeOptions.cost)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      return decide(key, cost, false)
+    },
+    peek(key) {
+      return decide(key, 0, true)
+    },
+    async refund(key, refundOptions) {
+      const cost = refundOptions?.cost === undefined ? 1 : checkCost(refundOptions.cost)
+      const now = clock()
+      const at = refundOptions?.at ?? now
+      await bounded(() =>
+        store.refund({ key: storeKey(key), policies: pickPolicies(), cost, now, at }),
+      )
+    },
+    async reset(key) {
+      await bounded(() => store.reset(storeKey(key), policies))
+    },
+  }
+}

@@ -1,0 +1,28 @@
+import type { Policy, PolicyOutcome } from './policy'
+
+/** One policy's part of a decision, for headers that list every limit (IETF draft-8 and later). */
+export interface PolicyDecision extends PolicyOutcome {
+  readonly policy: Policy
+}
+
+/** The answer to one request. A rejection is `allowed: false`, never a thrown error. */
+export interface Decision {
+  /** Whether the request may go ahead. */
+  readonly allowed: boolean
+  /** The limit of the binding policy (the nominal limit, before any soft or elastic allowance). */
+  readonly limit: number
+  /** Whole requests still allowed now, after this one (>= 0), under the binding policy. */
+  readonly remaining: number
+  /** ms until the binding policy's quota is fully restored. */
+  readonly resetMs: number
+  /** 0 when allowed; else ms until a request of this cost can pass (`Infinity` when its cost exceeds a policy's capacity). */
+  readonly retryAfterMs: number
+  /** leaky-bucket shaping: ms to hold the request before passing it on (0 otherwise). */
+  readonly delayMs: number
+  /** The binding policy: the one that rejected (longest wait), or the one with the fewest remaining. */
+  readonly policy: Policy
+  /** Every policy's own outcome, in the order the limits were given. */
+  readonly policies: readonly PolicyDecision[]
+  /** True when the store failed and `onStoreError` answered instead (`'allow'`, `'deny'` or a fallback limiter). */
+  readonly degraded: boolean
+}

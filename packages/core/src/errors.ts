@@ -1,0 +1,52 @@
+/** Codes that identify each failure; stable across versions so callers can branch on them. */
+export type SluiceErrorCode =
+  'ERR_SLUICE_CONFIG' | 'ERR_SLUICE_STORE' | 'ERR_SLUICE_STORE_TIMEOUT' | 'ERR_SLUICE_ARGUMENT'
+
+/** Base class of every error Sluice throws. A rejected request is never an error: it is a `Decision`. */
+export class SluiceError extends Error {
+  readonly code: SluiceErrorCode
+
+  constructor(code: SluiceErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'SluiceError'
+    this.code = code
+  }
+}
+
+/** A bad option, thrown when a limiter, store or adapter is created; names the option and the value. */
+export class ConfigError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_SLUICE_CONFIG', message, options)
+    this.name = 'ConfigError'
+  }
+}
+
+/** A store call failed or took longer than `timeoutMs`; `cause` holds the underlying error. */
+export class StoreError extends SluiceError {
+  constructor(
+    message: string,
+    options?: { cause?: unknown; code?: 'ERR_SLUICE_STORE' | 'ERR_SLUICE_STORE_TIMEOUT' },
+  ) {
+    super(options?.code ?? 'ERR_SLUICE_STORE', message, options)
+    this.name = 'StoreError'
+  }
+}
+
+/** Renders a value for an error message: strings quoted, everything else as JSON where possible. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value)
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'function') return `function ${value.name || '(anonymous)'}`
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/** Throws a ConfigError in the one format every option check uses. */
+export function invalidOption(option: string, value: unknown, expected: string): never {
+  throw new ConfigError(`\`${option}\` must be ${expected}; got ${describeValue(value)}`)
+}

@@ -1,0 +1,226 @@
+import type { Clock } from './clock'
+import type { Decision } from './decision'
+import type { Duration } from './duration'
+import type { AlgorithmName } from './policy'
+import type { Store } from './store/types'
+import { formatDuration, parseDuration } from './duration'
+import { ConfigError, describeValue, invalidOption } from './errors'
+import { ALGORITHMS, MAX_SAFE_PRODUCT, METER_ALGORITHMS, type Policy } from './policy'
+
+/** One limit. Used directly on `createLimiter`, or as an item of `limits`. */
+export interface LimitOptions {
+  /**
+   * How requests are counted. See docs/algorithms.md.
+   * @default 'sliding-window'
+   */
+  algorithm?: AlgorithmName
+  /** Requests (cost units) allowed per `window`. A positive integer. */
+  limit: number
+  /** Length of the window: ms, or `'500ms'`, `'10s'`, `'15m'`, `'1h'`, `'1d'`. */
+  window: Duration
+  /**
+   * Requests a rested key may make at once: the bucket size of `token-bucket` and `gcra`, the
+   * queue size of `leaky-bucket`. Not used by the counter algorithms (setting it there is an error).
+   * @default limit
+   */
+  burst?: number
+  /**
+   * `sliding-window` only: sub-windows per window (1 = two counters, current and previous).
+   * More sub-windows estimate more closely and cost one counter each. Must divide the window.
+   * @default 1
+   */
+  precision?: number
+  /**
+   * Name of the limit in `RateLimit-Policy` headers and metrics.
+   * @default `${limit}-per-${window}`, e.g. '100-per-1m'
+   */
+  name?: string
+}
+
+/** A function that says whether the system has spare capacity right now. */
+export type SpareProbe = () => boolean
+
+/**
+ * How strictly limits hold.
+ * - `'hard'`: never more than the limit.
+ * - `{ soft: 0.1 }`: admits up to 10% over the limit (headers still announce the nominal limit).
+ * - `{ elastic: 2, spare }`: admits up to 2x the limit while `spare()` is true; the default
+ *   `spare` is `eventLoopSpare()`, true while event-loop utilisation is under 0.7.
+ */
+export type ThrottleMode = 'hard' | { soft: number } | { elastic: number; spare?: SpareProbe }
+
+/** The limiter's part of the request, as a fallback limiter sees it. */
+export interface ConsumeOptions {
+  /**
+   * Cost units this request takes: a positive integer.
+   * @default 1
+   */
+  cost?: number
+}
+
+/** A fallback for store failures: anything with `consume`, usually another Limiter. */
+export interface FallbackLimiter {
+  consume(key: string, options?: ConsumeOptions): Promise<Decision>
+}
+
+/**
+ * What a limiter does when its store fails or takes longer than `timeoutMs`.
+ * - `'throw'`: the call rejects with a StoreError (adapters answer 500 unless configured): an outage is never hidden as a 429.
+ * - `'allow'`: fail open; the request passes (`decision.degraded` is true).
+ * - `'deny'`: fail closed; the request is rejected with `retryAfterMs` 1000.
+ * - a Limiter: it decides instead (e.g. a memory limiter with the limit divided by the number of instances).
+ */
+export type StoreErrorMode = 'throw' | 'allow' | 'deny' | FallbackLimiter
+
+export interface LimiterOptions extends Partial<LimitOptions> {
+  /** Several limits on every key, e.g. 10 per second and 500 per hour; all-or-nothing. Replaces `limit`/`window`. */
+  limits?: readonly LimitOptions[]
+  /**
+   * Where state lives.
+   * @default new MemoryStore()
+   */
+  store?: Store
+  /**
+   * Source of time in ms; tests inject a fake clock.
+   * @default () => Date.now()
+   */
+  clock?: Clock
+  /**
+   * Hard, soft or elastic limits.
+   * @default 'hard'
+   */
+  throttle?: ThrottleMode
+  /**
+   * What to do when the store fails.
+   * @default 'throw'
+   */
+  onStoreError?: StoreErrorMode
+  /**
+   * A store call that takes longer counts as a store failure. Not armed for in-process stores.
+   * @default 1000
+   */
+  timeoutMs?: number
+  /**
+   * Prepended to every key, so that limiters sharing one store keep apart.
+   * @default ''
+   */
+  prefix?: string
+}
+
+const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
+  'fixed-window': 'fw',
+  'sliding-window': 'sw',
+  'sliding-log': 'sl',
+  'token-bucket': 'tb',
+  'leaky-bucket': 'lb',
+  gcra: 'gc',
+}
+
+/** Throws unless `value` is a positive safe integer. */
+export function checkPositiveInteger(value: unknown, option: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    invalidOption(option, value, 'a positive integer')
+  }
+  return value
+}
+
+/** Validates one limit and derives the policy stores see. `path` prefixes option names in errors. */
+export function resolvePolicy(options: LimitOptions, path = ''): Policy {
+  if (options === null || typeof options !== 'object')
+    invalidOption(path || 'limits[]', options, 'an object')
+  const algorithm = options.algorithm ?? 'sliding-window'
+  if (!ALGORITHMS.includes(algorithm)) {
+    invalidOption(
+      `${path}algorithm`,
+      algorithm,
+      `one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`,
+    )
+  }
+  const limit = checkPositiveInteger(options.limit, `${path}limit`)
+  const windowMs = parseDuration(options.window, `${path}window`)
+  const meter = METER_ALGORITHMS.has(algorithm)
+  if (options.burst !== undefined && !meter) {
+    invalidOption(
+      `${path}burst`,
+      options.burst,
+      `unset for '${algorithm}' (burst applies to token-bucket, leaky-bucket and gcra)`,
+    )
+  }
+  const burst =
+    options.burst === undefined ? limit : checkPositiveInteger(options.burst, `${path}burst`)
+  let precision = 1
+  if (options.precision !== undefined) {
+    if (algorithm !== 'sliding-window') {
+      invalidOption(
+        `${path}precision`,
+        options.precision,
+        `unset for '${algorithm}' (precision applies to sliding-window)`,
+      )
+    }
+    precision = checkPositiveInteger(options.precision, `${path}precision`)
+    if (windowMs % precision !== 0) {
+      invalidOption(`${path}precision`, precision, `a divisor of the window (${windowMs} ms)`)
+    }
+  }
+  if (Math.max(limit, burst) * windowMs > MAX_SAFE_PRODUCT) {
+    invalidOption(
+      `${path}limit`,
+      limit,
+      `small enough that limit x window (${windowMs} ms) stays under 2^50`,
+    )
+  }
+  const name = options.name ?? `${limit}-per-${formatDuration(windowMs)}`
+  if (typeof name !== 'string' || name.length === 0)
+    invalidOption(`${path}name`, name, 'a non-empty string')
+  const code = ALGORITHM_CODES[algorithm]
+  const id = meter
+    ? `${code}:${limit}:${windowMs}:${burst}`
+    : precision > 1
+      ? `${code}:${limit}:${windowMs}:${precision}`
+      : `${code}:${limit}:${windowMs}`
+  return { id, name, algorithm, limit, windowMs, burst: meter ? burst : limit, precision }
+}
+
+/** The policies of a limiter: `limits`, or the single limit given at the top level. */
+export function resolvePolicies(options: LimiterOptions): Policy[] {
+  if (options.limits !== undefined) {
+    if (!Array.isArray(options.limits) || options.limits.length === 0) {
+      invalidOption('limits', options.limits, 'a non-empty array of { limit, window }')
+    }
+    for (const option of ['limit', 'window', 'burst', 'precision'] as const) {
+      if (options[option] !== undefined) {
+        invalidOption(
+          option,
+          options[option],
+          'unset when `limits` is given (set it on each limit)',
+        )
+      }
+    }
+    const policies = options.limits.map((limit, i) =>
+      resolvePolicy({ algorithm: options.algorithm, ...limit }, `limits[${i}].`),
+    )
+    const names = new Set<string>()
+    for (const [i, policy] of policies.entries()) {
+      if (names.has(policy.name))
+        invalidOption(`limits[${i}].name`, policy.name, 'unique among the limits')
+      names.add(policy.name)
+    }
+    return policies
+  }
+  if (options.limit === undefined)
+    invalidOption('limit', undefined, 'a positive integer (or give `limits`)')
+  if (options.window === undefined)
+    invalidOption('window', undefined, "a duration such as '1m' (or give `limits`)")
+  return [resolvePolicy(options as LimitOptions)]
+}
+
+/** Rejects option names that no version of Sluice knows, so a typo is not silently ignored. */
+export function checkKnownOptions(options: object, known: readonly string[], where: string): void {
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) {
+      throw new ConfigError(
+        `unknown option \`${name}\` for ${where} (value ${describeValue((options as Record<string, unknown>)[name])})`,
+      )
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/** The six algorithms. See docs/algorithms.md for how each decides and when to pick it. */
+export type AlgorithmName =
+  'fixed-window' | 'sliding-window' | 'sliding-log' | 'token-bucket' | 'leaky-bucket' | 'gcra'
+
+export const ALGORITHMS: readonly AlgorithmName[] = [
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+  'token-bucket',
+  'leaky-bucket',
+  'gcra',
+]
+
+/** Algorithms whose capacity is `burst` and whose state drains continuously at `limit / window`. */
+export const METER_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set([
+  'token-bucket',
+  'leaky-bucket',
+  'gcra',
+])
+
+/**
+ * One limit, validated and normalised: every number a positive integer. This is what stores see.
+ *
+ * `id` names the state: two policies with the same id share counters, so it is derived from
+ * everything that changes how state is read (algorithm, limit, window, burst, precision).
+ * Throttling (soft, elastic) scales `limit` and `burst` per call but keeps `id`, so the scaled
+ * and the nominal policy read the same state.
+ */
+export interface Policy {
+  readonly id: string
+  /** Shown in `RateLimit-Policy` headers and metrics; defaults to e.g. `100-per-1m`. */
+  readonly name: string
+  readonly algorithm: AlgorithmName
+  /** Requests (cost units) per window; for meters, the refill rate is `limit / windowMs`. */
+  readonly limit: number
+  readonly windowMs: number
+  /** Capacity of token-bucket, gcra and leaky-bucket (queue size for leaky-bucket); equals `limit` for the counter algorithms. */
+  readonly burst: number
+  /** Sub-windows of `sliding-window` (1 = the classic two counters); 1 for every other algorithm. */
+  readonly precision: number
+}
+
+/** Largest capacity a policy may have: keeps `capacity x window` an exact integer in a double and in Lua. */
+export const MAX_SAFE_PRODUCT = 2 ** 50
+
+/** What one policy says about one request; all integers (or Infinity) so Lua can return them. */
+export interface PolicyOutcome {
+  allowed: boolean
+  /** Whole requests (cost units) still allowed now, after this one when it was admitted. */
+  remaining: number
+  /** ms until the policy's quota is fully restored. */
+  resetMs: number
+  /** 0 when allowed; else ms until a request of this cost could pass (Infinity: it never can). */
+  retryAfterMs: number
+  /** leaky-bucket only: ms to hold the admitted request so output leaves at `limit / window`. */
+  delayMs: number
+}

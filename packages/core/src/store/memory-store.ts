@@ -1,0 +1,269 @@
+import { algorithms, newOutcome, type Algorithm } from '../algorithms'
+import { checkPositiveInteger } from '../options'
+import type { Policy, PolicyOutcome } from '../policy'
+import type { Store, StoreRefund, StoreRequest, StoreResult } from './types'
+
+export interface MemoryStoreOptions {
+  /**
+   * Most keys kept per limit; past it the least recently used key is forgotten.
+   * @default 1_000_000
+   */
+  maxKeys?: number
+  /**
+   * How often expired keys are reclaimed from the cold end, in ms (the timer is `unref`ed and
+   * never keeps the process alive). Expired state is also ignored lazily on every read.
+   * @default 60_000
+   */
+  sweepIntervalMs?: number
+}
+
+const NONE = -1
+
+/**
+ * The keys of one policy: state rows in one Float64Array (no object per key), a Map from key
+ * to row, and an LRU list threaded through two Int32Arrays.
+ */
+class PolicyTable {
+  readonly rows = new Map<string, number>()
+  private keyOf: string[] = []
+  private state: Float64Array
+  private newer: Int32Array
+  private older: Int32Array
+  private freeRows: number[] = []
+  private capacity: number
+  private newest = NONE
+  private oldest = NONE
+  stride: number
+
+  constructor(
+    readonly algorithm: Algorithm,
+    stride: number,
+    private readonly maxKeys: number,
+  ) {
+    this.stride = stride
+    this.capacity = Math.min(maxKeys, 1024)
+    this.state = new Float64Array(this.capacity * stride)
+    this.newer = new Int32Array(this.capacity)
+    this.older = new Int32Array(this.capacity)
+  }
+
+  get vector(): Float64Array {
+    return this.state
+  }
+
+  /** Sliding-log state grows with the limit; a soft or elastic allowance may need wider rows. */
+  widen(stride: number): void {
+    const wider = new Float64Array(this.capacity * stride)
+    for (let row = 0; row < this.capacity; row++) {
+      wider.set(this.state.subarray(row * this.stride, (row + 1) * this.stride), row * stride)
+    }
+    this.state = wider
+    this.stride = stride
+  }
+
+  /** The key's row, touched as most recently used; NONE when absent. */
+  find(key: string): number {
+    const row = this.rows.get(key)
+    if (row === undefined) return NONE
+    this.touch(row)
+    return row
+  }
+
+  /** A new zeroed row for the key, evicting the least recently used key when full. */
+  insert(key: string): number {
+    let row: number
+    if (this.freeRows.length > 0) {
+      row = this.freeRows.pop() as number
+    } else if (this.rows.size < this.capacity) {
+      row = this.rows.size
+    } else if (this.capacity < this.maxKeys) {
+      this.grow()
+      row = this.rows.size
+    } else {
+      row = this.oldest
+      this.unlink(row)
+      this.rows.delete(this.keyOf[row])
+    }
+    this.state.fill(0, row * this.stride, (row + 1) * this.stride)
+    this.keyOf[row] = key
+    this.rows.set(key, row)
+    this.linkNewest(row)
+    return row
+  }
+
+  delete(key: string): void {
+    const row = this.rows.get(key)
+    if (row === undefined) return
+    this.rows.delete(key)
+    this.unlink(row)
+    this.keyOf[row] = ''
+    this.freeRows.push(row)
+  }
+
+  /** Forgets keys whose state is empty again, from the least recently used end. */
+  sweep(now: number, budget: number): void {
+    while (budget-- > 0 && this.oldest !== NONE) {
+      const row = this.oldest
+      if (this.algorithm.expiresAt(this.state, row * this.stride, this.policyForSweep) > now) return
+      this.delete(this.keyOf[row])
+    }
+  }
+
+  /** The policy last used with this table (its expiry depends on the window, not on scaling). */
+  policyForSweep!: Policy
+
+  private grow(): void {
+    const capacity = Math.min(this.maxKeys, this.capacity * 2)
+    const state = new Float64Array(capacity * this.stride)
+    state.set(this.state)
+    const newer = new Int32Array(capacity)
+    newer.set(this.newer)
+    const older = new Int32Array(capacity)
+    older.set(this.older)
+    this.state = state
+    this.newer = newer
+    this.older = older
+    this.capacity = capacity
+  }
+
+  private touch(row: number): void {
+    if (row === this.newest) return
+    this.unlink(row)
+    this.linkNewest(row)
+  }
+
+  private linkNewest(row: number): void {
+    this.older[row] = this.newest
+    this.newer[row] = NONE
+    if (this.newest !== NONE) this.newer[this.newest] = row
+    this.newest = row
+    if (this.oldest === NONE) this.oldest = row
+  }
+
+  private unlink(row: number): void {
+    const newer = this.newer[row]
+    const older = this.older[row]
+    if (newer !== NONE) this.older[newer] = older
+    else this.newest = older
+    if (older !== NONE) this.newer[older] = newer
+    else this.oldest = newer
+  }
+}
+
+/**
+ * The embedded store: in-process, bounded (`maxKeys` per limit, least recently used first
+ * out), O(1) per decision, compact (one Float64Array row per key, no object per key).
+ * Every call is atomic because it runs to completion on the event loop.
+ */
+export class MemoryStore implements Store {
+  /** In-process: the limiter arms no timeout around its calls. */
+  readonly local = true
+  private readonly tables = new Map<string, PolicyTable>()
+  private readonly maxKeys: number
+  private readonly sweeper: NodeJS.Timeout
+  private latestNow = 0
+  /** State of a key the store has never seen: all zeros, as wide as the widest row. */
+  private empty = new Float64Array(64)
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
+    const interval = checkPositiveInteger(options.sweepIntervalMs ?? 60_000, 'sweepIntervalMs')
+    this.sweeper = setInterval(() => this.sweep(), interval)
+    this.sweeper.unref()
+  }
+
+  consume(request: StoreRequest): Promise<StoreResult> {
+    return Promise.resolve(this.consumeNow(request))
+  }
+
+  /** The synchronous core of `consume`, for callers that can use the answer at once. */
+  consumeNow({ key, policies, cost, now }: StoreRequest): StoreResult {
+    if (now > this.latestNow) this.latestNow = now
+    const outcomes = this.decideAll(key, policies, cost, now)
+    if (cost > 0 && outcomes.every(isAllowed)) {
+      for (const policy of policies) {
+        const table = this.table(policy)
+        let row = table.find(key)
+        if (row === NONE) row = table.insert(key)
+        table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
+      }
+    }
+    return { outcomes }
+  }
+
+  peek({ key, policies, cost, now }: StoreRequest): Promise<StoreResult> {
+    return Promise.resolve({ outcomes: this.decideAll(key, policies, cost, now) })
+  }
+
+  refund({ key, policies, cost, now, at }: StoreRefund): Promise<void> {
+    for (const policy of policies) {
+      const table = this.table(policy)
+      const row = table.find(key)
+      if (row !== NONE)
+        table.algorithm.refund(table.vector, row * table.stride, now, policy, cost, at)
+    }
+    return Promise.resolve()
+  }
+
+  reset(key: string, policies: readonly Policy[]): Promise<void> {
+    for (const policy of policies) this.tables.get(policy.id)?.delete(key)
+    return Promise.resolve()
+  }
+
+  /** Keys held for one policy id (for tests and metrics). */
+  size(policyId?: string): number {
+    if (policyId !== undefined) return this.tables.get(policyId)?.rows.size ?? 0
+    let total = 0
+    for (const table of this.tables.values()) total += table.rows.size
+    return total
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper)
+    return Promise.resolve()
+  }
+
+  private decideAll(
+    key: string,
+    policies: readonly Policy[],
+    cost: number,
+    now: number,
+  ): PolicyOutcome[] {
+    const outcomes: PolicyOutcome[] = new Array(policies.length)
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i]
+      const table = this.table(policy)
+      const row = table.rows.get(key)
+      const out = newOutcome()
+      if (row === undefined) {
+        if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
+        table.algorithm.decide(this.empty, 0, now, policy, cost, out)
+      } else {
+        table.algorithm.decide(table.vector, row * table.stride, now, policy, cost, out)
+      }
+      outcomes[i] = out
+    }
+    return outcomes
+  }
+
+  private table(policy: Policy): PolicyTable {
+    let table = this.tables.get(policy.id)
+    const algorithm = algorithms[policy.algorithm]
+    if (table === undefined) {
+      table = new PolicyTable(algorithm, algorithm.slots(policy), this.maxKeys)
+      this.tables.set(policy.id, table)
+    } else if (table.stride < algorithm.slots(policy)) {
+      table.widen(algorithm.slots(policy))
+    }
+    table.policyForSweep = policy
+    return table
+  }
+
+  private sweep(): void {
+    for (const table of this.tables.values()) table.sweep(this.latestNow, 10_000)
+  }
+}
+
+function isAllowed(outcome: PolicyOutcome): boolean {
+  return outcome.allowed
+}

@@ -1,0 +1,93 @@
+import { performance, type EventLoopUtilization } from 'node:perf_hooks'
+import { invalidOption } from './errors'
+import type { SpareProbe, ThrottleMode } from './options'
+import { METER_ALGORITHMS, type Policy } from './policy'
+
+export interface EventLoopSpareOptions {
+  /**
+   * Event-loop utilisation (0..1) under which the system counts as having spare capacity.
+   * @default 0.7
+   */
+  threshold?: number
+  /**
+   * How often utilisation is re-sampled, in ms; calls in between reuse the last answer.
+   * @default 100
+   */
+  sampleMs?: number
+}
+
+/**
+ * The default `spare` probe of elastic throttling: true while the event loop was busy less
+ * than `threshold` of the time over the last sample. Cheap: one clock read per call.
+ */
+export function eventLoopSpare(options: EventLoopSpareOptions = {}): SpareProbe {
+  const threshold = options.threshold ?? 0.7
+  const sampleMs = options.sampleMs ?? 100
+  if (!(threshold > 0 && threshold <= 1))
+    invalidOption('threshold', threshold, 'a number in (0, 1]')
+  if (!(sampleMs > 0)) invalidOption('sampleMs', sampleMs, 'a positive number of ms')
+  let last: EventLoopUtilization = performance.eventLoopUtilization()
+  let lastAt = performance.now()
+  let spare = true
+  return function eventLoopHasSpare() {
+    const now = performance.now()
+    if (now - lastAt >= sampleMs) {
+      const current = performance.eventLoopUtilization()
+      spare = performance.eventLoopUtilization(current, last).utilization < threshold
+      last = current
+      lastAt = now
+    }
+    return spare
+  }
+}
+
+/** The same policy with limit and burst scaled by `factor` (same id: same state). */
+function scale(policy: Policy, factor: number): Policy {
+  const limit = Math.max(policy.limit, Math.floor(policy.limit * factor))
+  const burst = METER_ALGORITHMS.has(policy.algorithm)
+    ? Math.max(policy.burst, Math.floor(policy.burst * factor))
+    : limit
+  return { ...policy, limit, burst }
+}
+
+/**
+ * Resolves a throttle mode once, at creation, into a function that picks the policies for a
+ * call: no allocation per request, the scaled policies are built here.
+ */
+export function resolveThrottle(
+  mode: ThrottleMode | undefined,
+  policies: readonly Policy[],
+): () => readonly Policy[] {
+  if (mode === undefined || mode === 'hard') return () => policies
+  if (typeof mode === 'object' && mode !== null && 'soft' in mode) {
+    if (typeof mode.soft !== 'number' || !(mode.soft >= 0) || !Number.isFinite(mode.soft)) {
+      invalidOption('throttle.soft', mode.soft, 'a fraction >= 0, e.g. 0.1 for 10% over the limit')
+    }
+    const soft = policies.map((policy) => scale(policy, 1 + mode.soft))
+    return () => soft
+  }
+  if (typeof mode === 'object' && mode !== null && 'elastic' in mode) {
+    if (
+      typeof mode.elastic !== 'number' ||
+      !(mode.elastic >= 1) ||
+      !Number.isFinite(mode.elastic)
+    ) {
+      invalidOption(
+        'throttle.elastic',
+        mode.elastic,
+        'a factor >= 1, e.g. 2 for up to twice the limit',
+      )
+    }
+    if (mode.spare !== undefined && typeof mode.spare !== 'function') {
+      invalidOption('throttle.spare', mode.spare, 'a function returning a boolean')
+    }
+    const spare = mode.spare ?? eventLoopSpare()
+    const elastic = policies.map((policy) => scale(policy, mode.elastic))
+    return () => (spare() ? elastic : policies)
+  }
+  return invalidOption(
+    'throttle',
+    mode,
+    "'hard', { soft: fraction } or { elastic: factor, spare? }",
+  )
+}

@@ -1,0 +1,20 @@
+import { createLimiter, type LimiterOptions } from '@sluice/core'
+
+/** A limiter on a fresh memory store with a clock the test moves by hand. */
+export function limiterAt(start: number, options: LimiterOptions) {
+  const clock = { now: start }
+  const limiter = createLimiter({ clock: () => clock.now, ...options })
+  return { limiter, clock }
+}
+
+/** Consumes `n` times and returns the decisions. */
+export async function burst(
+  limiter: ReturnType<typeof createLimiter>,
+  key: string,
+  n: number,
+  cost = 1,
+) {
+  const out = []
+  for (let i = 0; i < n; i++) out.push(await limiter.consume(key, { cost }))
+  return out
+}
