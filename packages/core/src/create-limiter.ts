@@ -112,16 +112,19 @@ export function combineOutcomes(
   nominal: readonly Policy[],
   applied: readonly Policy[],
   outcomes: readonly PolicyOutcome[],
+  cost: number,
 ): Decision {
   let allowed = true
   let delayMs = 0
+  for (const outcome of outcomes) if (!outcome.allowed) allowed = false
   const policies: PolicyDecision[] = new Array(outcomes.length)
   for (let i = 0; i < outcomes.length; i++) {
     const o = outcomes[i]
     const policy = nominal[i]
     const allowance = capacity(applied[i]) - capacity(policy)
-    const remaining = allowance > 0 ? Math.max(0, o.remaining - allowance) : o.remaining
-    if (!o.allowed) allowed = false
+    // A policy that would have admitted a request another rejected took nothing from it.
+    const left = !allowed && o.allowed ? o.remaining + cost : o.remaining
+    const remaining = allowance > 0 ? Math.max(0, left - allowance) : left
     if (o.delayMs > delayMs) delayMs = o.delayMs
     policies[i] = {
       policy,
@@ -280,7 +283,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     } catch (error) {
       return answerStoreError(error, key, Math.max(cost, 1))
     }
-    return combineOutcomes(policies, applied, result.outcomes)
+    return combineOutcomes(policies, applied, result.outcomes, cost)
   }
 
   return {

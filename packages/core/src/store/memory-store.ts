@@ -183,8 +183,7 @@ export class MemoryStore implements Store {
     if (cost > 0 && outcomes.every(isAllowed)) {
       for (const policy of policies) {
         const table = this.table(policy)
-        let row = table.find(key)
-        if (row === NONE) row = table.insert(key)
+        const row = table.rows.get(key) ?? table.insert(key)
         table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
       }
     }
@@ -233,9 +232,11 @@ export class MemoryStore implements Store {
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]
       const table = this.table(policy)
-      const row = table.rows.get(key)
+      // Every request counts as a use, rejected ones too: a key kept busy must not be evicted
+      // (and so forgiven) by other keys' churn.
+      const row = table.find(key)
       const out = newOutcome()
-      if (row === undefined) {
+      if (row === NONE) {
         if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
         table.algorithm.decide(this.empty, 0, now, policy, cost, out)
       } else {

@@ -1,0 +1,254 @@
+import fc from 'fast-check'
+import {
+  algorithms,
+  resolvePolicy,
+  type AlgorithmName,
+  type Policy,
+  type PolicyOutcome,
+} from '@sluice/core'
+
+/*
+ * Random traces through each pure transition, checking the promise each algorithm makes, and
+ * that `remaining`, `retryAfterMs` and `resetMs` tell the truth about what passes next.
+ */
+
+interface Step {
+  gap: number
+  cost: number
+}
+
+const outcome = (): PolicyOutcome => ({
+  allowed: false,
+  remaining: 0,
+  resetMs: 0,
+  retryAfterMs: 0,
+  delayMs: 0,
+})
+
+function policyArb(algorithm: AlgorithmName): fc.Arbitrary<Policy> {
+  return fc
+    .record({
+      limit: fc.integer({ min: 1, max: 12 }),
+      window: fc.constantFrom(7, 100, 1000, 60_000),
+      burst: fc.integer({ min: 1, max: 12 }),
+      precision: fc.constantFrom(1, 1, 2, 4),
+    })
+    .map(({ limit, window, burst, precision }) =>
+      resolvePolicy({
+        algorithm,
+        limit,
+        window,
+        ...(['token-bucket', 'leaky-bucket', 'gcra'].includes(algorithm) ? { burst } : {}),
+        ...(algorithm === 'sliding-window' && window % precision === 0 ? { precision } : {}),
+      }),
+    )
+}
+
+function traceArb(policy: Policy): fc.Arbitrary<Step[]> {
+  const gap = fc.oneof(
+    fc.constant(0),
+    fc.integer({ min: 0, max: Math.ceil(policy.windowMs / 3) }),
+    fc.integer({ min: 0, max: policy.windowMs * 2 }),
+  )
+  return fc.array(fc.record({ gap, cost: fc.integer({ min: 1, max: 3 }) }), {
+    minLength: 1,
+    maxLength: 60,
+  })
+}
+
+interface Admitted {
+  at: number
+  cost: number
+}
+
+/** Runs a trace through the transition; returns what was admitted and the outcomes seen. */
+function run(
+  policy: Policy,
+  trace: Step[],
+  start: number,
+  check?: (state: number[], now: number, out: PolicyOutcome, cost: number) => void,
+) {
+  const algorithm = algorithms[policy.algorithm]
+  const state = new Array<number>(algorithm.slots(policy)).fill(0)
+  const admitted: Admitted[] = []
+  let now = start
+  for (const step of trace) {
+    now += step.gap
+    const out = outcome()
+    algorithm.decide(state, 0, now, policy, step.cost, out)
+    check?.(state, now, out, step.cost)
+    if (out.allowed) {
+      algorithm.apply(state, 0, now, policy, step.cost)
+      admitted.push({ at: now, cost: step.cost })
+    }
+  }
+  return admitted
+}
+
+function decideOn(policy: Policy, state: number[], now: number, cost: number): PolicyOutcome {
+  const out = outcome()
+  algorithms[policy.algorithm].decide(state, 0, now, policy, cost, out)
+  return out
+}
+
+const START = fc.integer({ min: 0, max: 2_000_000_000_000 })
+const runs = { numRuns: 300 }
+
+describe('invariants over random traces', () => {
+  test('sliding-log: no window of length `window` ever admits more than `limit`', () => {
+    fc.assert(
+      fc.property(
+        policyArb('sliding-log').chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),
+        ([policy, trace, start]) => {
+          const admitted = run(policy, trace, start)
+          for (const last of admitted) {
+            const inside = admitted.filter(
+              (a) => a.at > last.at - policy.windowMs && a.at <= last.at,
+            )
+            expect(inside.reduce((sum, a) => sum + a.cost, 0)).toBeLessThanOrEqual(policy.limit)
+          }
+        },
+      ),
+      runs,
+    )
+  })
+
+  test('fixed-window and sliding-window: never more than `limit` inside one aligned window', () => {
+    for (const algorithm of ['fixed-window', 'sliding-window'] as const) {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),
+          ([policy, trace, start]) => {
+            const perWindow = new Map<number, number>()
+            for (const a of run(policy, trace, start)) {
+              const window = Math.floor(a.at / policy.windowMs)
+              perWindow.set(window, (perWindow.get(window) ?? 0) + a.cost)
+            }
+            for (const total of perWindow.values()) expect(total).toBeLessThanOrEqual(policy.limit)
+          },
+        ),
+        runs,
+      )
+    }
+  })
+
+  test('token-bucket, gcra, leaky-bucket: at most burst + rate x t in any span t', () => {
+    for (const algorithm of ['token-bucket', 'gcra', 'leaky-bucket'] as const) {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),
+          ([policy, trace, start]) => {
+            const admitted = run(policy, trace, start)
+            for (let i = 0; i < admitted.length; i++) {
+              let total = 0
+              for (let j = i; j < admitted.length; j++) {
+                total += admitted[j].cost
+                const span = admitted[j].at - admitted[i].at
+                // Integer form of total <= burst + limit x span / window.
+                expect(total * policy.windowMs).toBeLessThanOrEqual(
+                  policy.burst * policy.windowMs + policy.limit * span,
+                )
+              }
+            }
+          },
+        ),
+        runs,
+      )
+    }
+  })
+
+  test('leaky-bucket: admitted requests leave no faster than limit / window', () => {
+    fc.assert(
+      fc.property(
+        policyArb('leaky-bucket').chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),
+        ([policy, trace, start]) => {
+          const departures: number[] = []
+          run(policy, trace, start, (_state, now, out) => {
+            if (out.allowed) departures.push(now + out.delayMs)
+          })
+          for (let i = 1; i < departures.length; i++)
+            expect(departures[i]).toBeGreaterThanOrEqual(departures[i - 1])
+        },
+      ),
+      runs,
+    )
+  })
+})
+
+describe('what a decision says is what happens next', () => {
+  for (const algorithm of [
+    'fixed-window',
+    'sliding-window',
+    'sliding-log',
+    'token-bucket',
+    'leaky-bucket',
+    'gcra',
+  ] as const) {
+    test(`${algorithm}: remaining, retryAfterMs and resetMs are exact`, () => {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),
+          ([policy, trace, start]) => {
+            run(policy, trace, start, (state, now, out, cost) => {
+              if (out.allowed) {
+                // Exactly `remaining` more unit requests pass at the same instant.
+                const after = [...state]
+                algorithms[policy.algorithm].apply(after, 0, now, policy, cost)
+                for (let i = 0; i < out.remaining; i++) {
+                  const next = decideOn(policy, after, now, 1)
+                  expect(next.allowed).toBe(true)
+                  algorithms[policy.algorithm].apply(after, 0, now, policy, 1)
+                }
+                expect(decideOn(policy, after, now, 1).allowed).toBe(false)
+              } else if (Number.isFinite(out.retryAfterMs)) {
+                expect(out.retryAfterMs).toBeGreaterThan(0)
+                expect(decideOn(policy, state, now + out.retryAfterMs - 1, cost).allowed).toBe(
+                  false,
+                )
+                expect(decideOn(policy, state, now + out.retryAfterMs, cost).allowed).toBe(true)
+              } else {
+                expect(cost).toBeGreaterThan(policy.burst)
+              }
+              // Once resetMs has passed (with nothing else arriving), the whole quota is back.
+              const settled = [...state]
+              if (out.allowed) algorithms[policy.algorithm].apply(settled, 0, now, policy, cost)
+              expect(decideOn(policy, settled, now + out.resetMs, 0).remaining).toBe(policy.burst)
+              expect(out.remaining).toBeGreaterThanOrEqual(0)
+            })
+          },
+        ),
+        runs,
+      )
+    })
+  }
+
+  test('a rejected request changes no state, for every algorithm', () => {
+    for (const algorithm of [
+      'fixed-window',
+      'sliding-window',
+      'sliding-log',
+      'token-bucket',
+      'leaky-bucket',
+      'gcra',
+    ] as const) {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),
+          ([policy, trace, start]) => {
+            const algorithmImpl = algorithms[policy.algorithm]
+            const state = new Array<number>(algorithmImpl.slots(policy)).fill(0)
+            let now = start
+            for (const step of trace) {
+              now += step.gap
+              const before = [...state]
+              const out = decideOn(policy, state, now, step.cost)
+              if (out.allowed) algorithmImpl.apply(state, 0, now, policy, step.cost)
+              else expect(state).toEqual(before)
+            }
+          },
+        ),
+        { numRuns: 100 },
+      )
+    }
+  })
+})

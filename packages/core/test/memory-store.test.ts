@@ -1,0 +1,119 @@
+import { spawnSync } from 'node:child_process'
+import path from 'node:path'
+import { createLimiter, MemoryStore } from '@sluice/core'
+
+describe('MemoryStore', () => {
+  test('bounded by maxKeys: the least recently used key goes first', async () => {
+    const store = new MemoryStore({ maxKeys: 3 })
+    const limiter = createLimiter({
+      algorithm: 'fixed-window',
+      limit: 1,
+      window: '1h',
+      store,
+      clock: () => 0,
+    })
+    for (const key of ['a', 'b', 'c']) await limiter.consume(key)
+    await limiter.consume('a') // touch: b is now the least recently used
+    await limiter.consume('d')
+    const id = limiter.policies[0].id
+    expect(store.size(id)).toBe(3)
+    expect((await limiter.consume('a')).allowed).toBe(false) // kept
+    expect((await limiter.consume('c')).allowed).toBe(false) // kept
+    expect((await limiter.consume('b')).allowed).toBe(true) // forgotten, so counted afresh
+    await store.close()
+  })
+
+  test('grows past its first allocation and keeps every key', async () => {
+    const store = new MemoryStore({ maxKeys: 5000 })
+    const limiter = createLimiter({
+      algorithm: 'gcra',
+      limit: 1,
+      window: '1h',
+      store,
+      clock: () => 0,
+    })
+    for (let i = 0; i < 5000; i++) await limiter.consume(`k${i}`)
+    for (let i = 0; i < 5000; i += 499) expect((await limiter.consume(`k${i}`)).allowed).toBe(false)
+    expect(store.size()).toBe(5000)
+    await store.close()
+  })
+
+  test('expired keys are reclaimed by the sweep and reads ignore them lazily', async () => {
+    jest.useFakeTimers()
+    try {
+      const store = new MemoryStore({ sweepIntervalMs: 1000 })
+      const clock = { now: 0 }
+      const limiter = createLimiter({
+        algorithm: 'token-bucket',
+        limit: 1,
+        window: 1000,
+        store,
+        clock: () => clock.now,
+      })
+      await limiter.consume('a')
+      await limiter.consume('b')
+      clock.now = 500
+      await limiter.consume('c')
+      clock.now = 1200 // a and b refilled at 1000; c at 1500
+      await limiter.peek('x') // the store learns the time from calls
+      await limiter.consume('d')
+      jest.advanceTimersByTime(1000)
+      expect(store.size()).toBe(2)
+      await store.close()
+    } finally {
+      jest.useRealTimers()
+    }
+  })
+
+  test('rows widen when a soft allowance needs more sliding-log slots', async () => {
+    const store = new MemoryStore()
+    const clock = { now: 0 }
+    const hard = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 2,
+      window: 1000,
+      store,
+      clock: () => clock.now,
+    })
+    const soft = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 2,
+      window: 1000,
+      store,
+      clock: () => clock.now,
+      throttle: { soft: 1 },
+    })
+    await hard.consume('k')
+    clock.now = 10
+    expect((await soft.consume('k')).allowed).toBe(true)
+    expect((await soft.consume('k')).allowed).toBe(true)
+    expect((await soft.consume('k')).allowed).toBe(true)
+    expect((await soft.consume('k')).allowed).toBe(false)
+    clock.now = 1000 // the entry at 0 has left the window
+    expect((await soft.consume('k')).allowed).toBe(true)
+    expect((await hard.consume('k')).allowed).toBe(false)
+  })
+
+  test('does not keep the process alive', () => {
+    const root = path.resolve(__dirname, '../../..')
+    const result = spawnSync(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-e',
+        "new (require('./packages/core/src/store/memory-store').MemoryStore)(); console.log('made')",
+      ],
+      { cwd: root, timeout: 15_000, encoding: 'utf8' },
+    )
+    expect(result.error).toBeUndefined()
+    expect(result.stdout.trim()).toBe('made')
+    expect(result.status).toBe(0)
+  })
+
+  test('rejects bad options', () => {
+    expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(
+      /`maxKeys` must be a positive integer; got 0/,
+    )
+  })
+})
