@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from './clock'
+import { turnClock, type Clock } from './clock'
 import type { Decision, PolicyDecision } from './decision'
 import { describeValue, invalidOption, SluiceError, StoreError } from './errors'
 import {
@@ -114,6 +114,8 @@ export function combineOutcomes(
   outcomes: readonly PolicyOutcome[],
   cost: number,
 ): Decision {
+  if (outcomes.length === 1 && applied === nominal)
+    return singleDecision(nominal[0], outcomes, cost)
   let allowed = true
   let delayMs = 0
   for (const outcome of outcomes) if (!outcome.allowed) allowed = false
@@ -144,6 +146,39 @@ export function combineOutcomes(
     retryAfterMs: allowed ? 0 : binding.retryAfterMs,
     delayMs: allowed ? delayMs : 0,
     policy: binding.policy,
+    policies,
+    degraded: false,
+  }
+}
+
+/** The common case, one policy at its nominal limit: the store's outcome serves as the PolicyDecision. */
+function singleDecision(
+  policy: Policy,
+  outcomes: readonly PolicyOutcome[],
+  _cost: number,
+): Decision {
+  const o = outcomes[0]
+  const policies =
+    (o as Partial<PolicyDecision>).policy === policy
+      ? (outcomes as readonly PolicyDecision[])
+      : [
+          {
+            policy,
+            allowed: o.allowed,
+            remaining: o.remaining,
+            resetMs: o.resetMs,
+            retryAfterMs: o.retryAfterMs,
+            delayMs: o.delayMs,
+          },
+        ]
+  return {
+    allowed: o.allowed,
+    limit: policy.limit,
+    remaining: o.remaining,
+    resetMs: o.resetMs,
+    retryAfterMs: o.retryAfterMs,
+    delayMs: o.delayMs,
+    policy,
     policies,
     degraded: false,
   }
@@ -213,7 +248,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       )
     }
   }
-  const clock = options.clock ?? systemClock
+  const clock = options.clock ?? turnClock
   if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
   const pickPolicies = resolveThrottle(options.throttle, policies)
   const onStoreError = checkStoreErrorMode(options.onStoreError ?? 'throw')
@@ -286,6 +321,26 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return combineOutcomes(policies, applied, result.outcomes, cost)
   }
 
+  const consumeNow = store.consumeNow?.bind(store)
+
+  /** The hot path for in-process stores: one promise, no timer, no async frame. */
+  function decideNow(key: string, cost: number): Promise<Decision> {
+    if (typeof key !== 'string') return decide(key, cost, false) // reports the bad key
+    const applied = pickPolicies()
+    let outcomes: readonly PolicyOutcome[]
+    try {
+      outcomes = (consumeNow as NonNullable<typeof consumeNow>)({
+        key: prefix === '' ? key : prefix + key,
+        policies: applied,
+        cost,
+        now: clock(),
+      })
+    } catch (error) {
+      return answerStoreError(error, key, cost)
+    }
+    return Promise.resolve(combineOutcomes(policies, applied, outcomes, cost))
+  }
+
   return {
     policies,
     store,
@@ -297,7 +352,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error)
       }
-      return decide(key, cost, false)
+      return consumeNow === undefined ? decide(key, cost, false) : decideNow(key, cost)
     },
     peek(key) {
       return decide(key, 0, true)

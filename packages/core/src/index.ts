@@ -23,5 +23,45 @@ export type { EventLoopSpareOptions } from './throttle'
 export { parseDuration, formatDuration } from './duration'
 export type { Duration } from './duration'
 export type { Clock } from './clock'
+export { systemClock, turnClock } from './clock'
 export { SluiceError, ConfigError, StoreError } from './errors'
 export type { SluiceErrorCode } from './errors'
+export {
+  ipKey,
+  headerKey,
+  userKey,
+  combineKeys,
+  normalizeIp,
+  boundKey,
+  UNKNOWN_IP_KEY,
+  MAX_KEY_BYTES,
+} from './http/keys'
+export type { HttpRequestLike, KeyFunction, Logger, IpKeyOptions } from './http/keys'
+export {
+  createHeaderWriter,
+  responseTimes,
+  checkStandardHeaders,
+  STANDARD_HEADER_DRAFTS,
+  DEFAULT_LEGACY_NAMES,
+} from './http/headers'
+export type {
+  StandardHeadersDraft,
+  ResetStyle,
+  LegacyHeaderNames,
+  HeaderOptions,
+  HeaderList,
+  ResponseTimes,
+} from './http/headers'
+export { createHttpLimiter, pickAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export type {
+  HttpLimitOptions,
+  HttpLimiter,
+  HttpVerdict,
+  PassVerdict,
+  AllowVerdict,
+  RejectVerdict,
+  FrameworkDefaults,
+  ProxyTrust,
+  RateLimitMessage,
+  RequestList,
+} from './http/pipeline'

@@ -82,7 +82,7 @@ export interface LimiterOptions extends Partial<LimitOptions> {
   store?: Store
   /**
    * Source of time in ms; tests inject a fake clock.
-   * @default () => Date.now()
+   * @default turnClock (Date.now(), read once per synchronous turn of the event loop)
    */
   clock?: Clock
   /**

@@ -47,6 +47,7 @@ export function rejectForever(out: PolicyOutcome, remaining: number, resetMs: nu
   out.delayMs = 0
 }
 
-export function newOutcome(): PolicyOutcome {
-  return { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
+/** A blank outcome for `policy`, shaped as a PolicyDecision so a limiter can pass it on as is. */
+export function newOutcome(policy: Policy): PolicyOutcome & { readonly policy: Policy } {
+  return { policy, allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
 }

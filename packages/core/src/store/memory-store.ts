@@ -162,6 +162,8 @@ export class MemoryStore implements Store {
   private readonly maxKeys: number
   private readonly sweeper: NodeJS.Timeout
   private latestNow = 0
+  private lastPolicy: Policy | undefined
+  private lastTable: PolicyTable | undefined
   /** State of a key the store has never seen: all zeros, as wide as the widest row. */
   private empty = new Float64Array(64)
 
@@ -173,21 +175,22 @@ export class MemoryStore implements Store {
   }
 
   consume(request: StoreRequest): Promise<StoreResult> {
-    return Promise.resolve(this.consumeNow(request))
+    return Promise.resolve({ outcomes: this.consumeNow(request) })
   }
 
   /** The synchronous core of `consume`, for callers that can use the answer at once. */
-  consumeNow({ key, policies, cost, now }: StoreRequest): StoreResult {
+  consumeNow({ key, policies, cost, now }: StoreRequest): PolicyOutcome[] {
     if (now > this.latestNow) this.latestNow = now
     const outcomes = this.decideAll(key, policies, cost, now)
-    if (cost > 0 && outcomes.every(isAllowed)) {
-      for (const policy of policies) {
-        const table = this.table(policy)
-        const row = table.rows.get(key) ?? table.insert(key)
-        table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
-      }
+    if (cost === 0) return outcomes
+    for (let i = 0; i < outcomes.length; i++) if (!outcomes[i].allowed) return outcomes
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i]
+      const table = this.table(policy)
+      const row = table.rows.get(key) ?? table.insert(key)
+      table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     }
-    return { outcomes }
+    return outcomes
   }
 
   peek({ key, policies, cost, now }: StoreRequest): Promise<StoreResult> {
@@ -205,7 +208,7 @@ export class MemoryStore implements Store {
   }
 
   reset(key: string, policies: readonly Policy[]): Promise<void> {
-    for (const policy of policies) this.tables.get(policy.id)?.delete(key)
+    for (const policy of policies) this.table(policy).delete(key)
     return Promise.resolve()
   }
 
@@ -235,7 +238,7 @@ export class MemoryStore implements Store {
       // Every request counts as a use, rejected ones too: a key kept busy must not be evicted
       // (and so forgiven) by other keys' churn.
       const row = table.find(key)
-      const out = newOutcome()
+      const out = newOutcome(policy)
       if (row === NONE) {
         if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
         table.algorithm.decide(this.empty, 0, now, policy, cost, out)
@@ -248,6 +251,8 @@ export class MemoryStore implements Store {
   }
 
   private table(policy: Policy): PolicyTable {
+    // Most calls repeat the previous policy: skip the Map lookup and the width check then.
+    if (policy === this.lastPolicy) return this.lastTable as PolicyTable
     let table = this.tables.get(policy.id)
     const algorithm = algorithms[policy.algorithm]
     if (table === undefined) {
@@ -257,14 +262,12 @@ export class MemoryStore implements Store {
       table.widen(algorithm.slots(policy))
     }
     table.policyForSweep = policy
+    this.lastPolicy = policy
+    this.lastTable = table
     return table
   }
 
   private sweep(): void {
     for (const table of this.tables.values()) table.sweep(this.latestNow, 10_000)
   }
-}
-
-function isAllowed(outcome: PolicyOutcome): boolean {
-  return outcome.allowed
 }

@@ -32,6 +32,11 @@ export interface StoreResult {
  * conformance suite in packages/testkit checks each against the same cases.
  */
 export interface Store {
+  /**
+   * In-process stores may also answer synchronously (MemoryStore does): the limiter then skips
+   * a promise hop and the timeout on its hot path. Same contract as `consume`.
+   */
+  consumeNow?(request: StoreRequest): readonly PolicyOutcome[]
   /** Checks every policy and, when all admit, takes `cost` from each, atomically. */
   consume(request: StoreRequest): Promise<StoreResult>
   /** The outcomes a request of cost `request.cost` would get now (0 for "how much is left"); never changes state. */

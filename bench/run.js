@@ -1,0 +1,28 @@
+'use strict'
+// npm run bench [core|redis|http|memcached|all]: each part runs in its own process.
+const { spawnSync } = require('node:child_process')
+const path = require('node:path')
+const fs = require('node:fs')
+
+const parts = {
+  core: 'core.js',
+  redis: 'redis.js',
+  http: 'http.js',
+  memcached: 'memcached.js',
+  accuracy: 'accuracy.js',
+}
+const wanted = process.argv[2] ?? 'all'
+const names = wanted === 'all' ? Object.keys(parts) : [wanted]
+for (const name of names) {
+  const file = path.join(__dirname, parts[name] ?? '')
+  if (!parts[name] || !fs.existsSync(file)) {
+    if (wanted !== 'all') {
+      console.error(`no benchmark named ${name}`)
+      process.exit(1)
+    }
+    continue
+  }
+  console.log(`\n== ${name}`)
+  const result = spawnSync(process.execPath, ['--expose-gc', file], { stdio: 'inherit' })
+  if (result.status !== 0) process.exit(result.status ?? 1)
+}

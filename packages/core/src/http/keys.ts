@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import ipaddr from 'ipaddr.js'
+import { invalidOption } from '../errors'
+
+/** What every framework's request exposes: Express `req`, Fastify `request` and Koa `ctx` all fit. */
+export interface HttpRequestLike {
+  /** The client address as the framework resolved it (its trust-proxy setting decides whether X-Forwarded-For counts). */
+  readonly ip?: string | undefined
+  readonly headers: IncomingHttpHeaders
+}
+
+/**
+ * Derives the rate-limit key of a request. `undefined` means "no key from this source": the
+ * adapters then use the client IP. `false` means "do not limit this request" (Koa's `id`).
+ */
+export type KeyFunction<Req = HttpRequestLike> = (
+  req: Req,
+) => string | false | undefined | Promise<string | false | undefined>
+
+/** Where one-time warnings go. `console` fits. */
+export interface Logger {
+  warn(message: string): void
+}
+
+/** The key used when a request carries no client IP (e.g. a Unix socket): all such requests share it. */
+export const UNKNOWN_IP_KEY = 'ip:unknown'
+
+/** Longer keys are hashed, so a hostile header cannot bloat the store. */
+export const MAX_KEY_BYTES = 256
+
+export interface IpKeyOptions {
+  /**
+   * Prefix length IPv6 addresses are grouped by, so one host cannot rotate through the
+   * addresses of its subnet. 32-128, or `false` to key by the full address.
+   * @default 64
+   */
+  ipv6Subnet?: number | false
+  /**
+   * Receives the one-time warning when a request has no IP and falls back to `UNKNOWN_IP_KEY`.
+   * @default console
+   */
+  logger?: Logger
+}
+
+/** Checks `ipv6Subnet` once, at start-up. */
+export function checkIpv6Subnet(value: unknown, option = 'ipv6Subnet'): number | false {
+  if (value === false) return false
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 32 || value > 128) {
+    invalidOption(option, value, 'an integer from 32 to 128, or false')
+  }
+  return value
+}
+
+/**
+ * The canonical form of an address: IPv4 as is, IPv4-mapped IPv6 (any notation) as the IPv4
+ * address, other IPv6 masked to `subnet` bits and written `network/subnet`. Text that is not an
+ * address is returned unchanged (it still keys the request; it just is not grouped).
+ */
+export function normalizeIp(ip: string, subnet: number | false = 64): string {
+  // Fast path: the common dotted IPv4 needs no parsing.
+  if (ipaddr.IPv4.isValidFourPartDecimal(ip)) return ip
+  if (!ipaddr.isValid(ip)) return ip
+  const address = ipaddr.parse(ip)
+  if (address.kind() === 'ipv4') return address.toString()
+  const v6 = address as ipaddr.IPv6
+  // Decided by the address bits, not the spelling: ::ffff:1.2.3.4, ::ffff:102:304 and the long forms agree.
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
+  if (subnet === false || subnet === 128) return new ipaddr.IPv6(v6.parts).toRFC5952String()
+  const parts = v6.parts.slice()
+  for (let i = 0; i < 8; i++) {
+    const keep = Math.min(16, Math.max(0, subnet - i * 16))
+    parts[i] = keep === 0 ? 0 : parts[i] & ((0xffff << (16 - keep)) & 0xffff)
+  }
+  return `${new ipaddr.IPv6(parts).toRFC5952String()}/${subnet}`
+}
+
+/** The default key: the client IP, IPv6 grouped by subnet, a documented fallback without one. */
+export function ipKey(options: IpKeyOptions = {}): (req: HttpRequestLike) => string {
+  const subnet = checkIpv6Subnet(options.ipv6Subnet ?? 64)
+  const logger = options.logger ?? console
+  let warned = false
+  return function keyByIp(req) {
+    const ip = req.ip
+    if (ip === undefined || ip === '') {
+      if (!warned) {
+        warned = true
+        logger.warn(
+          `[sluice] a request has no client IP (Unix socket or a proxy that hides it); such requests share the key '${UNKNOWN_IP_KEY}'. Set the \`key\` option to limit them separately.`,
+        )
+      }
+      return UNKNOWN_IP_KEY
+    }
+    return normalizeIp(ip, subnet)
+  }
+}
+
+/** Keys by a request header (e.g. an API token); `undefined` (fall back to the IP) when it is absent. */
+export function headerKey(name: string): (req: HttpRequestLike) => string | undefined {
+  if (typeof name !== 'string' || name === '')
+    invalidOption('headerKey(name)', name, 'a header name')
+  const field = name.toLowerCase()
+  const prefix = `${field}:`
+  return function keyByHeader(req) {
+    const value = req.headers[field]
+    const text = Array.isArray(value) ? value[0] : value
+    return text === undefined || text === '' ? undefined : prefix + text
+  }
+}
+
+/** Keys by user id (e.g. `userKey(req => req.user?.id)`); `undefined` (fall back to the IP) for anonymous requests. */
+export function userKey<Req>(
+  fn: (
+    req: Req,
+  ) => string | number | null | undefined | Promise<string | number | null | undefined>,
+): (req: Req) => Promise<string | undefined> {
+  if (typeof fn !== 'function') invalidOption('userKey(fn)', fn, 'a function of the request')
+  return async function keyByUser(req) {
+    const id = await fn(req)
+    return id === undefined || id === null || id === '' ? undefined : `user:${id}`
+  }
+}
+
+/**
+ * A hybrid key from several (e.g. `combineKeys(ipKey(), headerKey('x-api-key'))`): the parts joined
+ * with `|`; a part without a value is written `-`. `false` from any part bypasses the limit.
+ */
+export function combineKeys<Req>(
+  ...keys: ReadonlyArray<
+    (req: Req) => string | false | undefined | Promise<string | false | undefined>
+  >
+): (req: Req) => Promise<string | false> {
+  if (keys.length === 0 || keys.some((k) => typeof k !== 'function')) {
+    invalidOption('combineKeys(...keys)', keys, 'one or more key functions')
+  }
+  return async function keyByParts(req) {
+    const parts = await Promise.all(keys.map((key) => key(req)))
+    if (parts.includes(false)) return false
+    return parts.map((part) => part ?? '-').join('|')
+  }
+}
+
+/** Keys past `MAX_KEY_BYTES` become `sha256:<digest>`: same client, same bucket, bounded size. */
+export function boundKey(key: string): string {
+  // A UTF-16 unit is at most 3 UTF-8 bytes, so short keys skip the byte count.
+  if (key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key) <= MAX_KEY_BYTES) return key
+  return `sha256:${createHash('sha256').update(key).digest('base64url')}`
+}

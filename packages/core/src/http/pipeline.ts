@@ -1,0 +1,498 @@
+import { STATUS_CODES, type ServerResponse } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import ipaddr from 'ipaddr.js'
+import { createLimiter, type Limiter } from '../create-limiter'
+import type { Clock } from '../clock'
+import type { Decision } from '../decision'
+import type { Duration } from '../duration'
+import { invalidOption } from '../errors'
+import {
+  checkKnownOptions,
+  checkPositiveInteger,
+  type LimiterOptions,
+  type LimitOptions,
+  type StoreErrorMode,
+  type ThrottleMode,
+} from '../options'
+import type { AlgorithmName } from '../policy'
+import { MemoryStore } from '../store/memory-store'
+import type { Store } from '../store/types'
+import {
+  checkStandardHeaders,
+  createHeaderWriter,
+  DEFAULT_LEGACY_NAMES,
+  responseTimes,
+  type HeaderList,
+  type LegacyHeaderNames,
+  type ResetStyle,
+  type StandardHeadersDraft,
+} from './headers'
+import {
+  boundKey,
+  checkIpv6Subnet,
+  ipKey,
+  normalizeIp,
+  type HttpRequestLike,
+  type Logger,
+} from './keys'
+
+type Awaitable<T> = T | Promise<T>
+
+/** What a rejection answers with: a string (sent as the body's `message`) or a JSON value sent as the body. */
+export type RateLimitMessage = string | Record<string, unknown> | readonly unknown[]
+
+/** A list of IPs, CIDR ranges (`10.0.0.0/8`) and keys; or a function of the request and its key. */
+export type RequestList<Req> = readonly string[] | ((req: Req, key: string) => Awaitable<boolean>)
+
+/** Options every adapter accepts, with the same meaning in Express, Fastify and Koa. */
+export interface HttpLimitOptions<Req = HttpRequestLike> {
+  /**
+   * Requests per `window`; a function of the request (sync or async) gives per-tier limits (one
+   * limiter per distinct value, created on first use and cached).
+   * @default 100
+   */
+  limit?: number | ((req: Req) => Awaitable<number>)
+  /**
+   * Window length: ms or `'500ms'`, `'10s'`, `'15m'`, `'1h'`, `'1d'`, `'1 minute'`.
+   * @default '1m'
+   */
+  window?: Duration
+  /** @default 'sliding-window' */
+  algorithm?: AlgorithmName
+  /** Capacity of token-bucket, gcra and leaky-bucket. @default limit */
+  burst?: number
+  /** sliding-window sub-windows. @default 1 */
+  precision?: number
+  /** Several limits at once (all-or-nothing); replaces `limit`/`window`. @default undefined */
+  limits?: readonly LimitOptions[]
+  /** @default 'hard' */
+  throttle?: ThrottleMode
+  /** Cost units a request takes: a positive integer or a function of the request. @default 1 */
+  cost?: number | ((req: Req) => Awaitable<number>)
+  /**
+   * The request's key. `undefined` falls back to the client IP; `false` lets the request through
+   * unlimited. See `ipKey`, `headerKey`, `userKey`, `combineKeys`.
+   * @default ipKey({ ipv6Subnet })
+   */
+  key?: (req: Req) => Awaitable<string | false | undefined>
+  /** IPv6 prefix the default key groups by (32-128), or `false`. @default 64 */
+  ipv6Subnet?: number | false
+  /** Where counters live. @default new MemoryStore() (one per middleware/plugin) */
+  store?: Store
+  /** Source of time in ms (tests inject a fake one). @default () => Date.now() */
+  clock?: Clock
+  /** Prepended to every key in the store. @default '' */
+  prefix?: string
+  /** Requests for which it returns true are not limited and get no headers. @default undefined */
+  skip?: (req: Req) => Awaitable<boolean>
+  /** Never limited: IPs, CIDR ranges or keys, or a function. @default undefined */
+  allowList?: RequestList<Req>
+  /** Always refused with 403: IPs, CIDR ranges or keys, or a function. @default undefined */
+  denyList?: RequestList<Req>
+  /** Give back the request's cost when the response succeeds. @default false */
+  skipSuccessfulRequests?: boolean
+  /** Give back the request's cost when the response fails or the client aborts. @default false */
+  skipFailedRequests?: boolean
+  /** Decides success for the two options above (`res` is Node's response). @default res.statusCode < 400 */
+  requestWasSuccessful?: (req: Req, res: ServerResponse) => Awaitable<boolean>
+  /** Status of a rejection. @default 429 */
+  statusCode?: number
+  /**
+   * The rejection's message: a string goes in the body's `message`, an object is the body. A
+   * function of the request and decision (sync or async) may compute it.
+   * @default 'Too many requests, please try again in N seconds.'
+   */
+  message?: RateLimitMessage | ((req: Req, decision: Decision) => Awaitable<RateLimitMessage>)
+  /** Called for every rejected request (e.g. to log or count). @default undefined */
+  onLimited?: (req: Req, decision: Decision) => void
+  /** After this many rejections in one window a key gets 403 until the window ends (per process). @default undefined (off) */
+  ban?: number
+  /** IETF RateLimit fields: `'draft-6'`, `'draft-7'`, `'draft-8'`, `'draft-10'`; `true` means draft-6. @default false */
+  standardHeaders?: StandardHeadersDraft | boolean
+  /** `X-RateLimit-Limit`, `-Remaining`, `-Reset` and (on rejection) `-Retry-After`. @default true */
+  legacyHeaders?: boolean
+  /** `Retry-After` on rejections. @default true */
+  retryAfterHeader?: boolean
+  /** What to do when the store fails: `'throw'` (framework error handling, 500), `'allow'`, `'deny'` or a fallback limiter. @default 'throw' */
+  onStoreError?: StoreErrorMode
+  /** A store call slower than this counts as a failure. @default 1000 */
+  timeoutMs?: number
+  /** Receives one-time warnings (proxy trust, missing IPs, failed refunds). @default console */
+  logger?: Logger
+}
+
+/** What a framework's proxy setting trusts: nothing, some hops, or every X-Forwarded-For (spoofable). */
+export type ProxyTrust = 'none' | 'some' | 'all'
+
+/** How one framework writes its answer; fixed per adapter. */
+export interface FrameworkDefaults<Req> {
+  /** Named in warnings, e.g. `'Express'`. */
+  framework: string
+  /** Tells the trust-proxy warnings how the framework is configured. */
+  proxyTrust?: (req: Req) => ProxyTrust
+  /** How to set the trust, quoted in the warning. */
+  proxyHint?: string
+  resetStyle: ResetStyle
+  legacyNames?: LegacyHeaderNames
+  omitWhenAllowed?: readonly string[]
+  omitWhenRejected?: readonly string[]
+  /** The adapter answers rate-limit rejections itself (a `handler`): no body is built for them. */
+  customRejection?: boolean
+}
+
+/** The request goes on untouched (skipped, allow-listed or bypassed by its key). */
+export interface PassVerdict {
+  readonly action: 'pass'
+}
+
+/** The request goes on with rate-limit headers and its decision. */
+export interface AllowVerdict {
+  readonly action: 'allow'
+  readonly decision: Decision
+  readonly headers: HeaderList
+  readonly key: string
+}
+
+/** The request is answered here: limited (429), banned or denied (403). */
+export interface RejectVerdict {
+  readonly action: 'reject'
+  readonly reason: 'limited' | 'banned' | 'denied'
+  readonly status: number
+  /** Absent for deny-listed requests, which never reach the limiter. */
+  readonly decision: Decision | undefined
+  readonly headers: HeaderList
+  /** The JSON body; `undefined` when the adapter answers with its own handler. */
+  readonly body: unknown
+  readonly retryAfterSeconds: number
+  readonly key: string
+}
+
+export type HttpVerdict = PassVerdict | AllowVerdict | RejectVerdict
+
+/** Options resolved once; `decide` runs per request. */
+export interface HttpLimiter<Req> {
+  /** Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`. */
+  decide(req: Req, res: ServerResponse): Promise<HttpVerdict>
+  /** The limiter of a fixed limit (undefined for per-tier limits): for tests and `reset`. */
+  readonly limiter: Limiter | undefined
+  readonly store: Store
+}
+
+export const HTTP_OPTION_NAMES: readonly string[] = [
+  'limit',
+  'window',
+  'algorithm',
+  'burst',
+  'precision',
+  'limits',
+  'throttle',
+  'cost',
+  'key',
+  'ipv6Subnet',
+  'store',
+  'clock',
+  'prefix',
+  'skip',
+  'allowList',
+  'denyList',
+  'skipSuccessfulRequests',
+  'skipFailedRequests',
+  'requestWasSuccessful',
+  'statusCode',
+  'message',
+  'onLimited',
+  'ban',
+  'standardHeaders',
+  'legacyHeaders',
+  'retryAfterHeader',
+  'onStoreError',
+  'timeoutMs',
+  'logger',
+]
+
+const PASS: PassVerdict = { action: 'pass' }
+/** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
+const MAX_TIERS = 256
+/** Keys the ban counter remembers (per process). */
+const MAX_BAN_KEYS = 10_000
+
+/**
+ * Returns `options[canonical]`, or its alias from a peer library; both at once is a ConfigError.
+ * Adapters use it to map drop-in names once, at start-up.
+ */
+export function pickAlias<T>(options: object, canonical: string, alias: string): T | undefined {
+  const record = options as Record<string, unknown>
+  if (record[canonical] !== undefined && record[alias] !== undefined) {
+    invalidOption(
+      alias,
+      record[alias],
+      `unset when \`${canonical}\` is given (it is an alias of it)`,
+    )
+  }
+  return (record[canonical] ?? record[alias]) as T | undefined
+}
+
+function checkFunction(value: unknown, option: string): void {
+  if (value !== undefined && typeof value !== 'function') invalidOption(option, value, 'a function')
+}
+
+function checkBoolean(value: unknown, option: string): boolean {
+  if (value === undefined) return false
+  if (typeof value !== 'boolean') invalidOption(option, value, 'true or false')
+  return value
+}
+
+/** Compiles an IP/CIDR/key list into a matcher, once. */
+function compileList<Req extends HttpRequestLike>(
+  list: RequestList<Req> | undefined,
+  option: string,
+): ((req: Req, key: string) => Awaitable<boolean>) | undefined {
+  if (list === undefined) return undefined
+  if (typeof list === 'function') return list
+  if (!Array.isArray(list))
+    invalidOption(option, list, 'an array of IPs, CIDR ranges or keys, or a function')
+  const exact = new Set<string>()
+  const ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = []
+  for (const entry of list as readonly unknown[]) {
+    if (typeof entry !== 'string') invalidOption(`${option}[]`, entry, 'a string')
+    if (ipaddr.isValidCIDR(entry)) ranges.push(ipaddr.parseCIDR(entry))
+    else exact.add(ipaddr.isValid(entry) ? normalizeIp(entry, false) : entry)
+  }
+  return function inList(req, key) {
+    if (exact.has(key)) return true
+    const ip = req.ip
+    if (ip === undefined || ip === '' || !ipaddr.isValid(ip)) return false
+    if (exact.has(normalizeIp(ip, false))) return true
+    if (ranges.length === 0) return false
+    const address = ipaddr.process(ip)
+    return ranges.some((range) => address.kind() === range[0].kind() && address.match(range))
+  }
+}
+
+function defaultMessage(seconds: number): string {
+  return `Too many requests, please try again in ${seconds} second${seconds === 1 ? '' : 's'}.`
+}
+
+/**
+ * Validates and normalises an adapter's options once, at start-up, and returns the per-request
+ * pipeline. A bad option throws a ConfigError naming it and its value.
+ */
+export function createHttpLimiter<Req extends HttpRequestLike>(
+  options: HttpLimitOptions<Req>,
+  defaults: FrameworkDefaults<Req>,
+): HttpLimiter<Req> {
+  if (options === null || typeof options !== 'object')
+    invalidOption('options', options, 'an object')
+  checkKnownOptions(options, HTTP_OPTION_NAMES, `${defaults.framework} rateLimit`)
+  for (const name of ['key', 'skip', 'onLimited', 'requestWasSuccessful'] as const) {
+    checkFunction(options[name], name)
+  }
+  const logger = options.logger ?? console
+  if (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function') {
+    invalidOption('logger', logger, 'an object with a warn(message) method')
+  }
+  const store = options.store ?? new MemoryStore()
+  const base: LimiterOptions = {
+    algorithm: options.algorithm,
+    burst: options.burst,
+    precision: options.precision,
+    throttle: options.throttle,
+    store,
+    clock: options.clock,
+    onStoreError: options.onStoreError,
+    timeoutMs: options.timeoutMs,
+    prefix: options.prefix,
+  }
+  const limitOption = options.limit
+  let fixed: Limiter | undefined
+  let tiers: Map<number, Limiter> | undefined
+  if (options.limits !== undefined) {
+    if (limitOption !== undefined)
+      invalidOption('limit', limitOption, 'unset when `limits` is given')
+    fixed = createLimiter({ ...base, limits: options.limits, window: options.window })
+  } else if (typeof limitOption === 'function') {
+    // Validates everything but the limit now; each tier's limit is checked when first seen.
+    fixed = undefined
+    tiers = new Map()
+    createLimiter({ ...base, limit: 1, window: options.window ?? '1m' })
+  } else {
+    fixed = createLimiter({ ...base, limit: limitOption ?? 100, window: options.window ?? '1m' })
+  }
+  const clock = (fixed ?? createLimiter({ ...base, limit: 1, window: 1000 })).clock
+
+  const cost = options.cost ?? 1
+  if (typeof cost !== 'function') checkPositiveInteger(cost, 'cost')
+  const statusCode = options.statusCode ?? 429
+  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
+    invalidOption('statusCode', statusCode, 'an HTTP error status (400-599)')
+  }
+  const ban = options.ban === undefined ? undefined : checkPositiveInteger(options.ban, 'ban')
+  const skipSuccessful = checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests')
+  const skipFailed = checkBoolean(options.skipFailedRequests, 'skipFailedRequests')
+  const refunds = skipSuccessful || skipFailed
+  const message = options.message
+  if (
+    message !== undefined &&
+    typeof message !== 'string' &&
+    typeof message !== 'function' &&
+    (typeof message !== 'object' || message === null)
+  ) {
+    invalidOption('message', message, 'a string, an object or a function')
+  }
+  const writeHeaders = createHeaderWriter({
+    legacy:
+      options.legacyHeaders === false ? false : (defaults.legacyNames ?? DEFAULT_LEGACY_NAMES),
+    standard: checkStandardHeaders(options.standardHeaders),
+    resetStyle: defaults.resetStyle,
+    retryAfter: options.retryAfterHeader ?? true,
+    omitWhenAllowed: defaults.omitWhenAllowed,
+    omitWhenRejected: defaults.omitWhenRejected,
+  })
+  const keyFn = options.key
+  const keyByIp = ipKey({ ipv6Subnet: checkIpv6Subnet(options.ipv6Subnet ?? 64), logger })
+  const skip = options.skip
+  const inAllowList = compileList(options.allowList, 'allowList')
+  const inDenyList = compileList(options.denyList, 'denyList')
+  const onLimited = options.onLimited
+  const requestWasSuccessful = options.requestWasSuccessful
+  const limitedError = STATUS_CODES[statusCode] ?? 'Too Many Requests'
+  const bans = ban === undefined ? undefined : new Map<string, { count: number; until: number }>()
+
+  const proxyTrust = defaults.proxyTrust
+  let checkTrustAll = proxyTrust !== undefined
+  let checkUntrusted = proxyTrust !== undefined
+
+  /** One-time proxy warnings: cheap header look-up per request until each has fired. */
+  function checkProxy(req: Req): void {
+    const trust = proxyTrust!(req)
+    if (checkTrustAll) {
+      checkTrustAll = false
+      if (trust === 'all') {
+        logger.warn(
+          `[sluice] ${defaults.framework} trusts every proxy, so any client can pick its own IP with X-Forwarded-For and escape the rate limit. Trust only your own proxies: ${defaults.proxyHint ?? ''} See docs/proxies.md.`,
+        )
+      }
+    }
+    if (checkUntrusted && req.headers['x-forwarded-for'] !== undefined && trust === 'none') {
+      checkUntrusted = false
+      logger.warn(
+        `[sluice] a request carries X-Forwarded-For but ${defaults.framework} does not trust a proxy, so every client behind the proxy shares the proxy's IP (one bucket). If the app runs behind a proxy, ${defaults.proxyHint ?? 'trust it'} See docs/proxies.md.`,
+      )
+    }
+  }
+
+  function limiterFor(limit: number): Limiter {
+    let limiter = tiers!.get(limit)
+    if (limiter === undefined) {
+      limiter = createLimiter({ ...base, limit, window: options.window ?? '1m' })
+      if (tiers!.size >= MAX_TIERS) tiers!.delete(tiers!.keys().next().value!)
+      tiers!.set(limit, limiter)
+    }
+    return limiter
+  }
+
+  /** Counts a rejection towards the ban; true once the key is past `ban` in this window. */
+  function banned(key: string, decision: Decision): boolean {
+    const now = clock()
+    let entry = bans!.get(key)
+    if (entry === undefined || entry.until <= now) {
+      if (bans!.size >= MAX_BAN_KEYS) bans!.delete(bans!.keys().next().value!)
+      entry = { count: 0, until: now + decision.policy.windowMs }
+      bans!.set(key, entry)
+    }
+    entry.count++
+    return entry.count > ban!
+  }
+
+  async function settle(
+    req: Req,
+    res: ServerResponse,
+    limiter: Limiter,
+    key: string,
+    units: number,
+    at: number,
+  ) {
+    try {
+      // 'close' without a finished response: the client went away, which counts as a failure.
+      const success = res.writableFinished
+        ? requestWasSuccessful
+          ? await requestWasSuccessful(req, res)
+          : res.statusCode < 400
+        : false
+      if (success ? skipSuccessful : skipFailed) await limiter.refund(key, { cost: units, at })
+    } catch (error) {
+      logger.warn(`[sluice] refund for key ${JSON.stringify(key)} failed: ${String(error)}`)
+    }
+  }
+
+  async function rejectionBody(req: Req, decision: Decision, seconds: number): Promise<unknown> {
+    const value = typeof message === 'function' ? await message(req, decision) : message
+    if (value === undefined || typeof value === 'string') {
+      return { error: limitedError, message: value ?? defaultMessage(seconds), retryAfter: seconds }
+    }
+    return value
+  }
+
+  async function decide(req: Req, res: ServerResponse): Promise<HttpVerdict> {
+    if (checkTrustAll || checkUntrusted) checkProxy(req)
+    if (skip !== undefined && (await skip(req))) return PASS
+    let key = keyFn === undefined ? undefined : await keyFn(req)
+    if (key === false) return PASS
+    key = boundKey(key === undefined ? keyByIp(req) : String(key))
+    if (inAllowList !== undefined && (await inAllowList(req, key))) return PASS
+    if (inDenyList !== undefined && (await inDenyList(req, key))) {
+      return {
+        action: 'reject',
+        reason: 'denied',
+        status: 403,
+        decision: undefined,
+        headers: [],
+        body: { error: 'Forbidden', message: 'Access denied.' },
+        retryAfterSeconds: 0,
+        key,
+      }
+    }
+    const units = typeof cost === 'function' ? checkPositiveInteger(await cost(req), 'cost') : cost
+    const limiter = fixed ?? limiterFor(await (limitOption as (req: Req) => Awaitable<number>)(req))
+    const decision = await limiter.consume(key, { cost: units })
+    const now = clock()
+    const times = responseTimes(decision, now, defaults.resetStyle)
+    const headers = writeHeaders(decision, times)
+    if (decision.allowed) {
+      if (refunds) res.once('close', () => void settle(req, res, limiter, key, units, now))
+      // leaky-bucket shaping: hold the request so output leaves at the configured rate.
+      if (decision.delayMs > 0) await sleep(decision.delayMs)
+      return { action: 'allow', decision, headers, key }
+    }
+    if (onLimited !== undefined) onLimited(req, decision)
+    const seconds = times.retryAfterSeconds
+    if (bans !== undefined && banned(key, decision)) {
+      return {
+        action: 'reject',
+        reason: 'banned',
+        status: 403,
+        decision,
+        headers,
+        body: {
+          error: 'Forbidden',
+          message: `Banned for too many requests; try again in ${seconds} seconds.`,
+          retryAfter: seconds,
+        },
+        retryAfterSeconds: seconds,
+        key,
+      }
+    }
+    return {
+      action: 'reject',
+      reason: 'limited',
+      status: statusCode,
+      decision,
+      headers,
+      body: defaults.customRejection ? undefined : await rejectionBody(req, decision, seconds),
+      retryAfterSeconds: seconds,
+      key,
+    }
+  }
+
+  return { decide, limiter: fixed, store }
+}
