@@ -35,7 +35,7 @@ async function measure(name, makeConsume) {
 }
 
 async function main() {
-  if (!global.gc) console.warn('run with --expose-gc for stable memory figures')
+  if (!globalThis.gc) console.warn('run with --expose-gc for stable memory figures')
   const results = []
   const peer = await measure('rate-limiter-flexible (RateLimiterMemory)', () => {
     const rl = flexible()

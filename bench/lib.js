@@ -34,8 +34,8 @@ async function throughput(task, total, inFlight) {
 }
 
 function heapUsed() {
-  global.gc?.()
-  global.gc?.()
+  globalThis.gc?.()
+  globalThis.gc?.()
   return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers
 }
 
