@@ -1,5 +1,5 @@
 import { turnClock, type Clock } from './clock'
-import type { Decision, PolicyDecision } from './decision'
+import { Verdict, type Decision, type PolicyDecision } from './decision'
 import { describeValue, invalidOption, SluiceError, StoreError } from './errors'
 import {
   checkKnownOptions,
@@ -114,8 +114,7 @@ export function combineOutcomes(
   outcomes: readonly PolicyOutcome[],
   cost: number,
 ): Decision {
-  if (outcomes.length === 1 && applied === nominal)
-    return singleDecision(nominal[0], outcomes, cost)
+  if (outcomes.length === 1 && applied === nominal) return singleDecision(nominal[0], outcomes[0])
   let allowed = true
   let delayMs = 0
   for (const outcome of outcomes) if (!outcome.allowed) allowed = false
@@ -152,36 +151,15 @@ export function combineOutcomes(
 }
 
 /** The common case, one policy at its nominal limit: the store's outcome serves as the PolicyDecision. */
-function singleDecision(
-  policy: Policy,
-  outcomes: readonly PolicyOutcome[],
-  _cost: number,
-): Decision {
-  const o = outcomes[0]
-  const policies =
-    (o as Partial<PolicyDecision>).policy === policy
-      ? (outcomes as readonly PolicyDecision[])
-      : [
-          {
-            policy,
-            allowed: o.allowed,
-            remaining: o.remaining,
-            resetMs: o.resetMs,
-            retryAfterMs: o.retryAfterMs,
-            delayMs: o.delayMs,
-          },
-        ]
-  return {
-    allowed: o.allowed,
-    limit: policy.limit,
-    remaining: o.remaining,
-    resetMs: o.resetMs,
-    retryAfterMs: o.retryAfterMs,
-    delayMs: o.delayMs,
-    policy,
-    policies,
-    degraded: false,
-  }
+function singleDecision(policy: Policy, outcome: PolicyOutcome): Decision {
+  if (outcome instanceof Verdict && outcome.policy === policy) return outcome
+  const verdict = new Verdict(policy)
+  verdict.allowed = outcome.allowed
+  verdict.remaining = outcome.remaining
+  verdict.resetMs = outcome.resetMs
+  verdict.retryAfterMs = outcome.retryAfterMs
+  verdict.delayMs = outcome.delayMs
+  return verdict
 }
 
 /** A decision made without the store (`onStoreError: 'allow' | 'deny'`). */
@@ -322,6 +300,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   const consumeNow = store.consumeNow?.bind(store)
+  const syncRequest: { key: string; policies: readonly Policy[]; cost: number; now: number } = {
+    key: '',
+    policies,
+    cost: 1,
+    now: 0,
+  }
 
   /** The hot path for in-process stores: one promise, no timer, no async frame. */
   function decideNow(key: string, cost: number): Promise<Decision> {
@@ -329,12 +313,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const applied = pickPolicies()
     let outcomes: readonly PolicyOutcome[]
     try {
-      outcomes = (consumeNow as NonNullable<typeof consumeNow>)({
-        key: prefix === '' ? key : prefix + key,
-        policies: applied,
-        cost,
-        now: clock(),
-      })
+      // consumeNow runs to completion before anything else can call it: one request object serves.
+      syncRequest.key = prefix === '' ? key : prefix + key
+      syncRequest.policies = applied
+      syncRequest.cost = cost
+      syncRequest.now = clock()
+      outcomes = (consumeNow as NonNullable<typeof consumeNow>)(syncRequest)
     } catch (error) {
       return answerStoreError(error, key, cost)
     }

@@ -26,3 +26,40 @@ export interface Decision {
   /** True when the store failed and `onStoreError` answered instead (`'allow'`, `'deny'` or a fallback limiter). */
   readonly degraded: boolean
 }
+
+/**
+ * One policy's outcome that is at once a whole Decision: what a single-policy limiter returns,
+ * built by the store in one allocation. `policies` is derived on access (and left out of JSON,
+ * which would otherwise be circular).
+ */
+export class Verdict implements Decision, PolicyDecision {
+  allowed = false
+  remaining = 0
+  resetMs = 0
+  retryAfterMs = 0
+  delayMs = 0
+  degraded = false
+  readonly limit: number
+
+  constructor(readonly policy: Policy) {
+    this.limit = policy.limit
+  }
+
+  get policies(): readonly PolicyDecision[] {
+    return [this]
+  }
+
+  toJSON(): Omit<Decision, 'policies' | 'policy'> & { policy: string } {
+    const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, degraded } = this
+    return {
+      allowed,
+      limit,
+      remaining,
+      resetMs,
+      retryAfterMs,
+      delayMs,
+      degraded,
+      policy: this.policy.name,
+    }
+  }
+}

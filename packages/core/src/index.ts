@@ -52,7 +52,8 @@ export type {
   HeaderList,
   ResponseTimes,
 } from './http/headers'
-export { createHttpLimiter, pickAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { createHttpLimiter, checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { invalidOption } from './errors'
 export type {
   HttpLimitOptions,
   HttpLimiter,

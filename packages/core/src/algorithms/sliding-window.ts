@@ -72,7 +72,7 @@ export const slidingWindow: Algorithm = {
     const used = Math.floor(estimate / size)
     if (cost > policy.limit) {
       const reset = resetAt(s, b, policy)
-      return rejectForever(out, policy.limit - used, reset > 0 ? reset - rawNow : 0)
+      return rejectForever(out, policy.limit - used, reset > rawNow ? reset - rawNow : 0)
     }
     out.delayMs = 0
     if (used + cost <= policy.limit) {
@@ -84,7 +84,7 @@ export const slidingWindow: Algorithm = {
         resetAt(s, b, policy),
         newest >= 0 ? (newest + policy.precision + 1) * size : 0,
       )
-      out.resetMs = reset > 0 ? reset - rawNow : 0
+      out.resetMs = reset > rawNow ? reset - rawNow : 0
     } else {
       out.allowed = false
       out.remaining = Math.max(0, policy.limit - used)

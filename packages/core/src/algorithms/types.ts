@@ -1,3 +1,4 @@
+import { Verdict } from '../decision'
 import type { Policy, PolicyOutcome } from '../policy'
 
 /**
@@ -47,7 +48,7 @@ export function rejectForever(out: PolicyOutcome, remaining: number, resetMs: nu
   out.delayMs = 0
 }
 
-/** A blank outcome for `policy`, shaped as a PolicyDecision so a limiter can pass it on as is. */
-export function newOutcome(policy: Policy): PolicyOutcome & { readonly policy: Policy } {
-  return { policy, allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
+/** A blank outcome for `policy`: a Verdict, so a single-policy limiter can return it as the Decision. */
+export function newOutcome(policy: Policy): Verdict {
+  return new Verdict(policy)
 }

@@ -105,7 +105,10 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   message?: RateLimitMessage | ((req: Req, decision: Decision) => Awaitable<RateLimitMessage>)
   /** Called for every rejected request (e.g. to log or count). @default undefined */
   onLimited?: (req: Req, decision: Decision) => void
-  /** After this many rejections in one window a key gets 403 until the window ends (per process). @default undefined (off) */
+  /**
+   * After this many rejections (429) in one window, a key's further rejections are 403 until the
+   * window ends. Counted per process. @default undefined (off)
+   */
   ban?: number
   /** IETF RateLimit fields: `'draft-6'`, `'draft-7'`, `'draft-8'`, `'draft-10'`; `true` means draft-6. @default false */
   standardHeaders?: StandardHeadersDraft | boolean
@@ -216,20 +219,16 @@ const MAX_TIERS = 256
 /** Keys the ban counter remembers (per process). */
 const MAX_BAN_KEYS = 10_000
 
-/**
- * Returns `options[canonical]`, or its alias from a peer library; both at once is a ConfigError.
- * Adapters use it to map drop-in names once, at start-up.
- */
-export function pickAlias<T>(options: object, canonical: string, alias: string): T | undefined {
-  const record = options as Record<string, unknown>
-  if (record[canonical] !== undefined && record[alias] !== undefined) {
-    invalidOption(
-      alias,
-      record[alias],
-      `unset when \`${canonical}\` is given (it is an alias of it)`,
-    )
+/** Throws unless at most one of an option and its peer-library alias is given (adapters, at start-up). */
+export function checkAlias(
+  alias: string,
+  aliasValue: unknown,
+  canonical: string,
+  canonicalValue: unknown,
+): void {
+  if (aliasValue !== undefined && canonicalValue !== undefined) {
+    invalidOption(alias, aliasValue, `unset when \`${canonical}\` is given (it is an alias of it)`)
   }
-  return (record[canonical] ?? record[alias]) as T | undefined
 }
 
 function checkFunction(value: unknown, option: string): void {
@@ -326,7 +325,10 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
     invalidOption('statusCode', statusCode, 'an HTTP error status (400-599)')
   }
-  const ban = options.ban === undefined ? undefined : checkPositiveInteger(options.ban, 'ban')
+  const ban = options.ban
+  if (ban !== undefined && (!Number.isSafeInteger(ban) || ban < 0)) {
+    invalidOption('ban', ban, 'a whole number of rejections (0 bans at the first)')
+  }
   const skipSuccessful = checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests')
   const skipFailed = checkBoolean(options.skipFailedRequests, 'skipFailedRequests')
   const refunds = skipSuccessful || skipFailed
@@ -359,24 +361,21 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   const bans = ban === undefined ? undefined : new Map<string, { count: number; until: number }>()
 
   const proxyTrust = defaults.proxyTrust
-  let checkTrustAll = proxyTrust !== undefined
-  let checkUntrusted = proxyTrust !== undefined
+  let warnTrustAll = proxyTrust !== undefined
+  let warnUntrusted = proxyTrust !== undefined
 
-  /** One-time proxy warnings: cheap header look-up per request until each has fired. */
+  /** One-time proxy warnings; each check stays armed until it has fired once. */
   function checkProxy(req: Req): void {
     const trust = proxyTrust!(req)
-    if (checkTrustAll) {
-      checkTrustAll = false
-      if (trust === 'all') {
-        logger.warn(
-          `[sluice] ${defaults.framework} trusts every proxy, so any client can pick its own IP with X-Forwarded-For and escape the rate limit. Trust only your own proxies: ${defaults.proxyHint ?? ''} See docs/proxies.md.`,
-        )
-      }
-    }
-    if (checkUntrusted && req.headers['x-forwarded-for'] !== undefined && trust === 'none') {
-      checkUntrusted = false
+    if (trust === 'all' && warnTrustAll) {
+      warnTrustAll = false
       logger.warn(
-        `[sluice] a request carries X-Forwarded-For but ${defaults.framework} does not trust a proxy, so every client behind the proxy shares the proxy's IP (one bucket). If the app runs behind a proxy, ${defaults.proxyHint ?? 'trust it'} See docs/proxies.md.`,
+        `[sluice] ${defaults.framework} trusts every proxy, so any client can pick its own IP with X-Forwarded-For and escape the rate limit. Trust only your own proxies: ${defaults.proxyHint ?? ''} See docs/proxies.md.`,
+      )
+    } else if (trust === 'none' && warnUntrusted && req.headers['x-forwarded-for'] !== undefined) {
+      warnUntrusted = false
+      logger.warn(
+        `[sluice] a request carries X-Forwarded-For but ${defaults.framework} does not trust a proxy, so every client behind the proxy shares the proxy's IP (one bucket). If the app runs behind a proxy, ${defaults.proxyHint ?? 'trust it.'} See docs/proxies.md.`,
       )
     }
   }
@@ -434,7 +433,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   }
 
   async function decide(req: Req, res: ServerResponse): Promise<HttpVerdict> {
-    if (checkTrustAll || checkUntrusted) checkProxy(req)
+    if (warnTrustAll || warnUntrusted) checkProxy(req)
     if (skip !== undefined && (await skip(req))) return PASS
     let key = keyFn === undefined ? undefined : await keyFn(req)
     if (key === false) return PASS

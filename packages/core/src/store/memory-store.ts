@@ -181,6 +181,7 @@ export class MemoryStore implements Store {
   /** The synchronous core of `consume`, for callers that can use the answer at once. */
   consumeNow({ key, policies, cost, now }: StoreRequest): PolicyOutcome[] {
     if (now > this.latestNow) this.latestNow = now
+    if (policies.length === 1) return [this.consumeOne(key, policies[0], cost, now)]
     const outcomes = this.decideAll(key, policies, cost, now)
     if (cost === 0) return outcomes
     for (let i = 0; i < outcomes.length; i++) if (!outcomes[i].allowed) return outcomes
@@ -191,6 +192,25 @@ export class MemoryStore implements Store {
       table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     }
     return outcomes
+  }
+
+  /** One policy, one Map lookup: the common case. */
+  private consumeOne(key: string, policy: Policy, cost: number, now: number): PolicyOutcome {
+    const table = this.table(policy)
+    const algorithm = table.algorithm
+    const out = newOutcome(policy)
+    let row = table.find(key)
+    if (row === NONE) {
+      if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
+      algorithm.decide(this.empty, 0, now, policy, cost, out)
+      if (!out.allowed || cost === 0) return out
+      row = table.insert(key)
+    } else {
+      algorithm.decide(table.vector, row * table.stride, now, policy, cost, out)
+      if (!out.allowed || cost === 0) return out
+    }
+    algorithm.apply(table.vector, row * table.stride, now, policy, cost)
+    return out
   }
 
   peek({ key, policies, cost, now }: StoreRequest): Promise<StoreResult> {
