@@ -12,6 +12,7 @@ const config: Config = {
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',
   globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
   testTimeout: 20000,
+  reporters: ['default', '<rootDir>/packages/testkit/src/summary-reporter.js'],
 }
 
 export default config
