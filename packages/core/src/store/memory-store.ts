@@ -25,7 +25,7 @@ const NONE = -1
  */
 class PolicyTable {
   readonly rows = new Map<string, number>()
-  private keyOf: string[] = []
+  private keyOf: string[]
   private state: Float64Array
   private newer: Int32Array
   private older: Int32Array
@@ -45,6 +45,7 @@ class PolicyTable {
     this.state = new Float64Array(this.capacity * stride)
     this.newer = new Int32Array(this.capacity)
     this.older = new Int32Array(this.capacity)
+    this.keyOf = new Array<string>(this.capacity)
   }
 
   get vector(): Float64Array {
@@ -120,6 +121,10 @@ class PolicyTable {
     newer.set(this.newer)
     const older = new Int32Array(capacity)
     older.set(this.older)
+    // Sized with the rows, so the key list does not over-allocate the way a growing array does.
+    const keyOf = new Array<string>(capacity)
+    for (let row = 0; row < this.capacity; row++) keyOf[row] = this.keyOf[row]
+    this.keyOf = keyOf
     this.state = state
     this.newer = newer
     this.older = older
