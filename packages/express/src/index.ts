@@ -1,0 +1,135 @@
+import {
+  createHttpLimiter,
+  checkAlias,
+  invalidOption,
+  type Decision,
+  type HttpLimitOptions,
+  type HttpVerdict,
+  type ProxyTrust,
+} from '@sluice/core'
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+
+type Awaitable<T> = T | Promise<T>
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The rate-limit decision for this request (under `requestPropertyName`). */
+      rateLimit?: Decision
+    }
+  }
+}
+
+/** Sluice's options plus express-rate-limit's names, so moving over is a change of import. */
+export interface ExpressRateLimitOptions extends HttpLimitOptions<Request> {
+  /** express-rate-limit alias of `window` (ms). @default 60000 */
+  windowMs?: number
+  /** express-rate-limit alias of `limit`; a function gets `(req, res)`. @default 100 */
+  max?: number | ((req: Request, res: Response) => Awaitable<number>)
+  /** express-rate-limit alias of `key`; gets `(req, res)`. @default the client IP, IPv6 by /64 */
+  keyGenerator?: (req: Request, res: Response) => Awaitable<string>
+  /** Answers rate-limited requests instead of the JSON 429 (not ban or deny 403s). @default undefined */
+  handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown
+  /** Where the decision goes on `req`. @default 'rateLimit' */
+  requestPropertyName?: string
+  /** express-rate-limit alias: `true` means `onStoreError: 'allow'`. @default false */
+  passOnStoreError?: boolean
+}
+
+function trustOf(req: Request): ProxyTrust {
+  const setting: unknown = req.app.get('trust proxy')
+  if (setting === true) return 'all'
+  return setting ? 'some' : 'none'
+}
+
+const PROXY_HINT = "set app.set('trust proxy', 1) for one proxy hop, or the proxy's address."
+
+/** Maps express-rate-limit names onto Sluice's, once. */
+function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> {
+  const {
+    windowMs,
+    max,
+    keyGenerator,
+    handler: _handler,
+    requestPropertyName: _property,
+    passOnStoreError,
+    ...rest
+  } = options
+  const result: HttpLimitOptions<Request> = { ...rest }
+  if (windowMs !== undefined) {
+    checkAlias('windowMs', windowMs, 'window', rest.window)
+    result.window = windowMs
+  }
+  if (max !== undefined) {
+    checkAlias('max', max, 'limit', rest.limit)
+    result.limit = typeof max === 'function' ? (req) => max(req, req.res!) : max
+  }
+  if (keyGenerator !== undefined) {
+    checkAlias('keyGenerator', keyGenerator, 'key', rest.key)
+    if (typeof keyGenerator !== 'function')
+      invalidOption('keyGenerator', keyGenerator, 'a function')
+    result.key = (req) => keyGenerator(req, req.res!)
+  }
+  if (passOnStoreError !== undefined) {
+    checkAlias('passOnStoreError', passOnStoreError, 'onStoreError', rest.onStoreError)
+    result.onStoreError = passOnStoreError ? 'allow' : 'throw'
+  }
+  return result
+}
+
+/**
+ * Express (4 and 5) rate-limit middleware. Options are checked here, once; a bad one throws a
+ * ConfigError naming it.
+ */
+export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
+  const handler = options.handler
+  if (handler !== undefined && typeof handler !== 'function') {
+    invalidOption('handler', handler, 'a function')
+  }
+  const property = options.requestPropertyName ?? 'rateLimit'
+  if (typeof property !== 'string' || property === '') {
+    invalidOption('requestPropertyName', property, 'a non-empty string')
+  }
+  const limiter = createHttpLimiter<Request>(normalize(options), {
+    framework: 'Express',
+    resetStyle: 'epoch',
+    proxyTrust: trustOf,
+    proxyHint: PROXY_HINT,
+    customRejection: handler !== undefined,
+  })
+
+  return async function sluiceRateLimit(req: Request, res: Response, next: NextFunction) {
+    let verdict: HttpVerdict
+    try {
+      verdict = await limiter.decide(req, res)
+    } catch (error) {
+      // Store failures (onStoreError 'throw') go to Express's error handling: a 500 by default.
+      next(error)
+      return
+    }
+    if (verdict.action === 'pass') {
+      next()
+      return
+    }
+    ;(req as unknown as Record<string, unknown>)[property] = verdict.decision
+    for (const [name, value] of verdict.headers) res.setHeader(name, value)
+    if (verdict.action === 'allow') {
+      next()
+      return
+    }
+    if (verdict.reason === 'limited' && handler !== undefined) {
+      try {
+        await handler(req, res, next, verdict.decision!)
+      } catch (error) {
+        next(error)
+      }
+      return
+    }
+    res.status(verdict.status).json(verdict.body)
+  }
+}
+
+export default rateLimit
+export { ipKey, headerKey, userKey, combineKeys } from '@sluice/core'
+export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core'

@@ -1,0 +1,106 @@
+import express from 'express'
+import request from 'supertest'
+import { captureLogger, listen, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
+import { rateLimit, type ExpressRateLimitOptions } from '@sluice/express'
+
+// express@4 is installed under the alias `express4`; its API matches for what the harness uses.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const express4 = require('express4') as typeof express
+
+function harness(name: string, factory: typeof express): AdapterHarness {
+  return {
+    name,
+    resetStyle: 'epoch',
+    async start(options, setup = {}) {
+      const app = factory()
+      if (setup.trustProxy) app.set('trust proxy', 'loopback')
+      app.use(rateLimit(options))
+      app.get('/', (req, res) => {
+        setup.onHandled?.()
+        res.json({ ok: true, remaining: req.rateLimit?.remaining ?? null })
+      })
+      app.get('/bad', (_req, res) => {
+        setup.onHandled?.()
+        res.status(400).json({ ok: false })
+      })
+      return listen(app)
+    },
+  }
+}
+
+runHttpScenarios(harness('Express 5', express))
+runHttpScenarios(harness('Express 4', express4))
+
+describe.each([
+  ['Express 5', express],
+  ['Express 4', express4],
+])('%s: express-rate-limit options', (_name, factory) => {
+  function app(options: ExpressRateLimitOptions) {
+    const server = factory()
+    server.use(rateLimit({ logger: captureLogger(), ...options }))
+    server.get('/', (req, res) => {
+      res.json({ info: (req as unknown as Record<string, unknown>).quota ?? req.rateLimit ?? null })
+    })
+    return server
+  }
+
+  test('windowMs, max, keyGenerator, statusCode, handler, requestPropertyName', async () => {
+    const server = app({
+      windowMs: 60_000,
+      max: 1,
+      keyGenerator: (req) => String(req.headers['x-user']),
+      requestPropertyName: 'quota',
+      handler: (_req, res, _next, decision) => {
+        res.status(418).send(`wait ${Math.ceil(decision.retryAfterMs / 1000)}`)
+      },
+    })
+    const ok = await request(server).get('/').set('x-user', 'a').expect(200)
+    expect(ok.body.info).toMatchObject({ allowed: true, limit: 1, remaining: 0 })
+    const limited = await request(server).get('/').set('x-user', 'a').expect(418)
+    expect(limited.text).toMatch(/^wait \d+$/)
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0')
+    await request(server).get('/').set('x-user', 'b').expect(200)
+  })
+
+  test('max as a function of (req, res) and standardHeaders: true (draft-6)', async () => {
+    const server = app({ max: (_req, res) => (res.locals ? 2 : 1), standardHeaders: true })
+    const res = await request(server).get('/').expect(200)
+    expect(res.headers['ratelimit-limit']).toBe('2')
+    expect(res.headers['ratelimit-policy']).toBe('2;w=60')
+  })
+
+  test('passOnStoreError: true passes the request on', async () => {
+    const failing = {
+      consume: () => Promise.reject(new Error('down')),
+      peek: () => Promise.reject(new Error('down')),
+      refund: () => Promise.reject(new Error('down')),
+      reset: () => Promise.reject(new Error('down')),
+    }
+    await request(app({ store: failing, passOnStoreError: true }))
+      .get('/')
+      .expect(200)
+  })
+
+  test('an alias and its canonical option together are a ConfigError', () => {
+    expect(() => rateLimit({ max: 1, limit: 2 })).toThrow(
+      /`max` must be unset when `limit` is given/,
+    )
+    expect(() => rateLimit({ requestPropertyName: '' })).toThrow(/`requestPropertyName`/)
+  })
+
+  test('trust proxy = true gets a one-time warning', async () => {
+    const logger = captureLogger()
+    const server = factory()
+    server.set('trust proxy', true)
+    server.use(rateLimit({ logger }))
+    server.get('/', (_req, res) => void res.end('ok'))
+    await request(server).get('/').expect(200)
+    await request(server).get('/').expect(200)
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]).toMatch(/trusts every proxy/)
+  })
+
+  test('the middleware function is named', () => {
+    expect(rateLimit().name).toBe('sluiceRateLimit')
+  })
+})

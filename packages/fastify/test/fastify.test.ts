@@ -1,0 +1,235 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import request from 'supertest'
+import { captureLogger, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
+import rateLimit, { rateLimit as named, type FastifyRateLimitOptions } from '@sluice/fastify'
+
+const harness: AdapterHarness = {
+  name: 'Fastify 5',
+  resetStyle: 'delta',
+  async start(options, setup = {}) {
+    const app = Fastify({ trustProxy: setup.trustProxy ? '127.0.0.1' : false })
+    try {
+      await app.register(rateLimit, options)
+    } catch (error) {
+      await app.close()
+      throw error
+    }
+    app.get('/', async (request) => {
+      setup.onHandled?.()
+      return { ok: true, remaining: request.rateLimit?.remaining ?? null }
+    })
+    app.get('/bad', async (_request, reply) => {
+      setup.onHandled?.()
+      reply.code(400)
+      return { ok: false }
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return { server: app.server, close: () => app.close() }
+  },
+}
+
+runHttpScenarios(harness)
+
+/**
+ * One GET through a real socket. (fastify.inject cannot run under jest here: light-my-request
+ * requires an ESM-only `cookie`.)
+ */
+async function hit(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
+  if (!app.server.listening) await app.listen({ port: 0, host: '127.0.0.1' })
+  const res = await request(app.server).get(url).set(headers)
+  return { statusCode: res.status, headers: res.headers, json: () => res.body as unknown }
+}
+
+describe('Fastify 5: plugin specifics', () => {
+  const apps: FastifyInstance[] = []
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()))
+  })
+
+  async function build(options: FastifyRateLimitOptions) {
+    const app = Fastify()
+    apps.push(app)
+    // Fixed windows on a minute-aligned fake clock: every wait below is exactly 60 s.
+    await app.register(rateLimit, {
+      logger: captureLogger(),
+      algorithm: 'fixed-window',
+      clock: () => 60_000 * 1000,
+      ...options,
+    })
+    return app
+  }
+
+  test('default export and named rateLimit are the same plugin', () => {
+    expect(named).toBe(rateLimit)
+  })
+
+  test('max, timeWindow as a string, X-RateLimit-Reset in seconds, errors carry statusCode', async () => {
+    const app = await build({ max: 1, timeWindow: '1 minute' })
+    app.get('/', async () => 'ok')
+    await hit(app, '/')
+    const res = await hit(app, '/')
+    expect(res.statusCode).toBe(429)
+    expect(Number(res.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(60)
+    expect(res.json()).toMatchObject({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      retryAfter: 60,
+    })
+  })
+
+  test('setErrorHandler sees the rejection with its statusCode', async () => {
+    const app = Fastify()
+    apps.push(app)
+    const seen: unknown[] = []
+    app.setErrorHandler(async (error: { statusCode?: number }, _request, reply) => {
+      seen.push(error.statusCode)
+      reply.code(error.statusCode ?? 500)
+      return { handled: true }
+    })
+    await app.register(rateLimit, { max: 1, algorithm: 'fixed-window', clock: () => 60_000 })
+    app.get('/', async () => 'ok')
+    await hit(app, '/')
+    const res = await hit(app, '/')
+    expect(res.statusCode).toBe(429)
+    expect(res.json()).toEqual({ handled: true })
+    expect(res.headers['retry-after']).toBe('60')
+    expect(seen).toEqual([429])
+  })
+
+  test('errorResponseBuilder gets @fastify/rate-limit context; statusCode is added', async () => {
+    const app = await build({
+      max: 1,
+      errorResponseBuilder: (_request, context) => ({
+        code: 'SLOW',
+        after: context.after,
+        max: context.max,
+      }),
+    })
+    app.get('/', async () => 'ok')
+    await hit(app, '/')
+    const res = await hit(app, '/')
+    expect(res.statusCode).toBe(429)
+    expect(res.json()).toEqual({ statusCode: 429, code: 'SLOW', after: '60 seconds', max: 1 })
+  })
+
+  test('per-route config.rateLimit, false, and global: false', async () => {
+    const app = await build({ global: false, max: 1 })
+    app.get('/free', async () => 'ok')
+    app.get('/limited', { config: { rateLimit: { max: 2 } } }, async () => 'ok')
+    app.get('/off', { config: { rateLimit: false } }, async () => 'ok')
+    for (let i = 0; i < 3; i++) expect((await hit(app, '/free')).statusCode).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await hit(app, '/off')).statusCode).toBe(200)
+    expect((await hit(app, '/limited')).headers['x-ratelimit-limit']).toBe('2')
+    expect((await hit(app, '/limited')).statusCode).toBe(200)
+    expect((await hit(app, '/limited')).statusCode).toBe(429)
+  })
+
+  test('the global limit covers every route; per-route limits count apart', async () => {
+    const app = await build({ max: 2 })
+    app.get('/a', async () => 'ok')
+    app.get('/b', async () => 'ok')
+    app.get('/own', { config: { rateLimit: { max: 1 } } }, async () => 'ok')
+    expect((await hit(app, '/a')).statusCode).toBe(200)
+    expect((await hit(app, '/b')).statusCode).toBe(200)
+    expect((await hit(app, '/a')).statusCode).toBe(429)
+    expect((await hit(app, '/own')).statusCode).toBe(200)
+    expect((await hit(app, '/own')).statusCode).toBe(429)
+  })
+
+  test('groupId shares one counter across the routes of a group', async () => {
+    const app = await build({ global: false })
+    const group = { config: { rateLimit: { max: 2, groupId: 'reports' } } }
+    app.get('/r1', group, async () => 'ok')
+    app.get('/r2', group, async () => 'ok')
+    app.get('/solo', { config: { rateLimit: { max: 2 } } }, async () => 'ok')
+    expect((await hit(app, '/r1')).statusCode).toBe(200)
+    expect((await hit(app, '/r2')).statusCode).toBe(200)
+    expect((await hit(app, '/r1')).statusCode).toBe(429)
+    expect((await hit(app, '/r2')).statusCode).toBe(429)
+    expect((await hit(app, '/solo')).statusCode).toBe(200)
+  })
+
+  test("the route's own hooks are preserved and run after the limit", async () => {
+    const app = await build({ max: 1 })
+    const calls: string[] = []
+    app.get(
+      '/',
+      {
+        onRequest: async () => void calls.push('route onRequest'),
+        preHandler: [async () => void calls.push('route preHandler')],
+      },
+      async () => 'ok',
+    )
+    expect((await hit(app, '/')).statusCode).toBe(200)
+    expect(calls).toEqual(['route onRequest', 'route preHandler'])
+    expect((await hit(app, '/')).statusCode).toBe(429)
+    expect(calls).toHaveLength(2)
+  })
+
+  test('hook: preHandler, onExceeding, onExceeded, ban, addHeaders toggles', async () => {
+    const events: string[] = []
+    const app = await build({
+      max: 1,
+      hook: 'preHandler',
+      ban: 0,
+      onExceeding: (_r, key) => void events.push(`ok ${key}`),
+      onExceeded: (_r, key) => void events.push(`over ${key}`),
+      addHeaders: { 'retry-after': false },
+      addHeadersOnExceeding: { 'x-ratelimit-reset': false },
+    })
+    app.get('/', async () => 'ok')
+    const ok = await hit(app, '/')
+    expect(ok.headers['x-ratelimit-reset']).toBeUndefined()
+    expect(ok.headers['x-ratelimit-limit']).toBe('1')
+    const banned = await hit(app, '/')
+    expect(banned.statusCode).toBe(403)
+    expect(banned.headers['retry-after']).toBeUndefined()
+    expect(banned.headers['x-ratelimit-reset']).toBe('60')
+    expect(events).toEqual(['ok 127.0.0.1', 'over 127.0.0.1'])
+  })
+
+  test('keyGenerator, allowList function, skipOnError', async () => {
+    const app = await build({
+      max: 1,
+      keyGenerator: (request) => String(request.headers['x-user']),
+      allowList: (_request, key) => key === 'admin',
+    })
+    app.get('/', async () => 'ok')
+    expect((await hit(app, '/', { 'x-user': 'u' })).statusCode).toBe(200)
+    expect((await hit(app, '/', { 'x-user': 'u' })).statusCode).toBe(429)
+    for (let i = 0; i < 3; i++) {
+      expect((await hit(app, '/', { 'x-user': 'admin' })).statusCode).toBe(200)
+    }
+    const failing = {
+      consume: () => Promise.reject(new Error('down')),
+      peek: () => Promise.reject(new Error('down')),
+      refund: () => Promise.reject(new Error('down')),
+      reset: () => Promise.reject(new Error('down')),
+    }
+    const open = await build({ store: failing, skipOnError: true })
+    open.get('/', async () => 'ok')
+    expect((await hit(open, '/')).statusCode).toBe(200)
+  })
+
+  test('a bad option fails at register, naming it; a bad route option when the route is added', async () => {
+    await expect(build({ timeWindow: 'forever' })).rejects.toThrow(/`window` must be .*"forever"/)
+    await expect(build({ hook: 'onSend' as 'onRequest' })).rejects.toThrow(/`hook`/)
+    const app = await build({})
+    // Fastify runs onRoute as the route is declared, so a bad route option throws right there.
+    expect(() => app.get('/', { config: { rateLimit: { max: -1 } } }, async () => 'ok')).toThrow(
+      /`limit` must be a positive integer; got -1/,
+    )
+  })
+
+  test('trustProxy: true gets a one-time warning once a chain shows it trusts every hop', async () => {
+    const logger = captureLogger()
+    const app = Fastify({ trustProxy: true })
+    apps.push(app)
+    await app.register(rateLimit, { logger })
+    app.get('/', async () => 'ok')
+    await hit(app, '/', { 'x-forwarded-for': '1.1.1.1, 2.2.2.2' })
+    await hit(app, '/', { 'x-forwarded-for': '1.1.1.1, 2.2.2.2' })
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]).toMatch(/trusts every proxy/)
+  })
+})

@@ -1,0 +1,486 @@
+import { createServer, type RequestListener, type Server } from 'node:http'
+import request from 'supertest'
+import {
+  ConfigError,
+  headerKey,
+  type HttpLimitOptions,
+  type HttpRequestLike,
+  type Store,
+} from '@sluice/core'
+
+/** Options as the shared scenarios write them: functions see only `ip` and `headers`, which every framework's request has. */
+export type ScenarioOptions = HttpLimitOptions<HttpRequestLike>
+
+export interface ScenarioSetup {
+  /** Trust one proxy hop (loopback), so X-Forwarded-For decides the client IP. */
+  trustProxy?: boolean
+  /** Called each time the route handler runs. */
+  onHandled?: () => void
+}
+
+export interface ScenarioApp {
+  /** A listening server. */
+  server: Server
+  close(): Promise<void>
+}
+
+/**
+ * What each adapter's test provides: an app with the limiter in front of
+ * `GET /` (200 `{ ok: true, remaining }`, `remaining` read from the decision on the request) and
+ * `GET /bad` (400), listening on 127.0.0.1. `start` rejects with the ConfigError of a bad option.
+ */
+export interface AdapterHarness {
+  name: string
+  /** How the adapter writes X-RateLimit-Reset: Unix epoch seconds or seconds from now. */
+  resetStyle: 'epoch' | 'delta'
+  start(options: ScenarioOptions, setup?: ScenarioSetup): Promise<ScenarioApp>
+}
+
+/** Serves a Node request listener (an Express app, `koa.callback()`) on 127.0.0.1 and a free port. */
+export async function listen(listener: RequestListener): Promise<ScenarioApp> {
+  const server = createServer(listener)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    server,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections()
+        server.close((error) => (error ? reject(error) : resolve()))
+      }),
+  }
+}
+
+/** A clock the scenarios move by hand. */
+export function fakeClock(start: number) {
+  const clock = { now: start, read: () => clock.now }
+  return clock
+}
+
+/** A logger that keeps warnings for assertions. */
+export function captureLogger() {
+  const warnings: string[] = []
+  return { warnings, warn: (message: string) => void warnings.push(message) }
+}
+
+/** A real Store whose every call fails, as a dead Redis would. */
+export class FailingStore implements Store {
+  private fail(): Promise<never> {
+    return Promise.reject(new Error('store is down'))
+  }
+  consume() {
+    return this.fail()
+  }
+  peek() {
+    return this.fail()
+  }
+  refund() {
+    return this.fail()
+  }
+  reset() {
+    return this.fail()
+  }
+}
+
+/** Lets refunds scheduled on response 'close' run before the next request. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 5))
+
+/** A minute-aligned time, so fixed windows reset a whole minute later. */
+const T0 = 60_000 * 30_000
+
+/**
+ * The HTTP behaviour every adapter shares (DESIGN.md, "HTTP behaviour"): the same cases against
+ * Express, Fastify and Koa through supertest.
+ */
+export function runHttpScenarios(harness: AdapterHarness): void {
+  const open: ScenarioApp[] = []
+
+  async function start(options: ScenarioOptions, setup?: ScenarioSetup) {
+    const app = await harness.start({ logger: captureLogger(), ...options }, setup)
+    open.push(app)
+    return request(app.server)
+  }
+
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((app) => app.close()))
+  })
+
+  /** The reset X-RateLimit-Reset announces `seconds` from `now`, in this adapter's style. */
+  function legacyReset(now: number, seconds: number): string {
+    return String(harness.resetStyle === 'epoch' ? Math.ceil(now / 1000) + seconds : seconds)
+  }
+
+  describe(`${harness.name}: shared HTTP behaviour`, () => {
+    test('boundary: the limit passes, limit + 1 is 429 with remaining 0 and the JSON body', async () => {
+      const clock = fakeClock(T0 + 40_000)
+      const agent = await start({
+        limit: 3,
+        window: '1m',
+        algorithm: 'fixed-window',
+        clock: clock.read,
+      })
+      for (const remaining of [2, 1, 0]) {
+        const res = await agent.get('/').expect(200)
+        expect(res.body).toEqual({ ok: true, remaining })
+        expect(res.headers['x-ratelimit-limit']).toBe('3')
+        expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining))
+        expect(res.headers['x-ratelimit-reset']).toBe(legacyReset(clock.now, 20))
+      }
+      const limited = await agent.get('/').expect(429)
+      expect(limited.headers['x-ratelimit-remaining']).toBe('0')
+      expect(limited.headers['retry-after']).toBe('20')
+      expect(limited.headers['x-ratelimit-retry-after']).toBe('20')
+      expect(limited.body).toMatchObject({
+        error: 'Too Many Requests',
+        message: 'Too many requests, please try again in 20 seconds.',
+        retryAfter: 20,
+      })
+    })
+
+    test('the window resets on the (fake) clock', async () => {
+      const clock = fakeClock(T0)
+      const agent = await start({
+        limit: 1,
+        window: '1m',
+        algorithm: 'fixed-window',
+        clock: clock.read,
+      })
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(429)
+      clock.now += 59_999
+      await agent.get('/').expect(429)
+      clock.now += 1
+      await agent.get('/').expect(200)
+    })
+
+    test('limit as an async function: one limit per tier', async () => {
+      const agent = await start({
+        limit: async (req) => (req.headers['x-tier'] === 'gold' ? 3 : 1),
+        window: '1m',
+      })
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(429)
+      for (let i = 0; i < 3; i++) {
+        const res = await agent.get('/').set('x-tier', 'gold').expect(200)
+        expect(res.headers['x-ratelimit-limit']).toBe('3')
+      }
+      await agent.get('/').set('x-tier', 'gold').expect(429)
+    })
+
+    test('cost as a function of the request', async () => {
+      const agent = await start({
+        limit: 5,
+        window: '1m',
+        cost: (req) => Number(req.headers['x-cost'] ?? 1),
+      })
+      await agent.get('/').set('x-cost', '4').expect(200)
+      const res = await agent.get('/').set('x-cost', '2').expect(429)
+      expect(res.headers['x-ratelimit-remaining']).toBe('1')
+      await agent.get('/').expect(200)
+    })
+
+    test('key by API token; requests without one fall back to the IP', async () => {
+      const agent = await start({ limit: 1, window: '1m', key: headerKey('x-api-key') })
+      await agent.get('/').set('x-api-key', 'alpha').expect(200)
+      await agent.get('/').set('x-api-key', 'alpha').expect(429)
+      await agent.get('/').set('x-api-key', 'beta').expect(200)
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(429)
+    })
+
+    test('IPv6 clients are grouped by /64 (trusted proxy)', async () => {
+      const logger = captureLogger()
+      const agent = await start({ limit: 1, window: '1m', logger }, { trustProxy: true })
+      await agent.get('/').set('X-Forwarded-For', '2001:db8:1:2::1').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '2001:db8:1:2:ffff:ffff:ffff:ffff').expect(429)
+      await agent.get('/').set('X-Forwarded-For', '2001:db8:1:3::1').expect(200)
+      expect(logger.warnings).toEqual([])
+    })
+
+    test('ipv6Subnet is configurable (false keys each address)', async () => {
+      const agent = await start({ limit: 1, window: '1m', ipv6Subnet: false }, { trustProxy: true })
+      await agent.get('/').set('X-Forwarded-For', '2001:db8::1').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '2001:db8::2').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '2001:db8:0:0:0:0:0:1').expect(429)
+    })
+
+    test('IPv4-mapped IPv6 in any notation is the IPv4 client', async () => {
+      const agent = await start({ limit: 1, window: '1m' }, { trustProxy: true })
+      await agent.get('/').set('X-Forwarded-For', '10.0.0.1').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '::ffff:10.0.0.1').expect(429)
+      await agent.get('/').set('X-Forwarded-For', '::ffff:a00:1').expect(429)
+      await agent.get('/').set('X-Forwarded-For', '0:0:0:0:0:ffff:0a00:0001').expect(429)
+      await agent.get('/').set('X-Forwarded-For', '10.0.0.2').expect(200)
+    })
+
+    test('X-Forwarded-For is ignored without trust, with one warning', async () => {
+      const logger = captureLogger()
+      const agent = await start({ limit: 1, window: '1m', logger })
+      await agent.get('/').set('X-Forwarded-For', '1.1.1.1').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '2.2.2.2').expect(429)
+      await agent.get('/').set('X-Forwarded-For', '3.3.3.3').expect(429)
+      expect(logger.warnings).toHaveLength(1)
+      expect(logger.warnings[0]).toMatch(/X-Forwarded-For.*does not trust a proxy/)
+    })
+
+    describe('IETF header drafts, exactly', () => {
+      const cases: Array<[ScenarioOptions['standardHeaders'], Record<string, string>]> = [
+        [
+          'draft-6',
+          {
+            'ratelimit-policy': '5;w=60',
+            'ratelimit-limit': '5',
+            'ratelimit-remaining': '4',
+            'ratelimit-reset': '60',
+          },
+        ],
+        ['draft-7', { 'ratelimit-policy': '5;w=60', ratelimit: 'limit=5, remaining=4, reset=60' }],
+        [
+          'draft-8',
+          { 'ratelimit-policy': '"5-per-1m";q=5;w=60', ratelimit: '"5-per-1m";r=4;t=60' },
+        ],
+        [
+          'draft-10',
+          { 'ratelimit-policy': '"5-per-1m";q=5;w=60', ratelimit: '"5-per-1m";r=4;t=60' },
+        ],
+      ]
+      test.each(cases)('%s', async (standardHeaders, expected) => {
+        const agent = await start({
+          limit: 5,
+          window: '1m',
+          algorithm: 'fixed-window',
+          clock: fakeClock(T0).read,
+          standardHeaders,
+        })
+        const res = await agent.get('/').expect(200)
+        for (const [name, value] of Object.entries(expected)) expect(res.headers[name]).toBe(value)
+        const others = ['ratelimit', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']
+        for (const name of others.filter((n) => !(n in expected)))
+          expect(res.headers[name]).toBeUndefined()
+      })
+
+      test('legacyHeaders: false drops X-RateLimit-*, standard fields stay', async () => {
+        const agent = await start({
+          limit: 1,
+          window: '1m',
+          legacyHeaders: false,
+          standardHeaders: 'draft-7',
+        })
+        const ok = await agent.get('/').expect(200)
+        expect(ok.headers['x-ratelimit-limit']).toBeUndefined()
+        expect(ok.headers['ratelimit']).toMatch(/^limit=1, remaining=0, reset=\d+$/)
+        const limited = await agent.get('/').expect(429)
+        expect(limited.headers['x-ratelimit-retry-after']).toBeUndefined()
+        expect(limited.headers['retry-after']).toMatch(/^\d+$/)
+      })
+    })
+
+    test('Retry-After is whole seconds rounded up, never before the announced reset', async () => {
+      // sliding-log, limit 1 per 1.5 s, 0.7 s into a second: the wait is exactly 1500 ms.
+      const clock = fakeClock(T0 + 700)
+      const agent = await start({
+        limit: 1,
+        window: 1500,
+        algorithm: 'sliding-log',
+        clock: clock.read,
+        standardHeaders: 'draft-7',
+      })
+      await agent.get('/').expect(200)
+      const res = await agent.get('/').expect(429)
+      const retryAfter = Number(res.headers['retry-after'])
+      expect(res.headers['ratelimit']).toBe('limit=1, remaining=0, reset=2')
+      if (harness.resetStyle === 'epoch') {
+        // The reset is at epoch second 1_800_003 (rounded up); from 0.7 s past, that is 3 s away.
+        expect(res.headers['x-ratelimit-reset']).toBe(String(Math.ceil((clock.now + 1500) / 1000)))
+        expect(retryAfter).toBe(3)
+        expect(clock.now + retryAfter * 1000).toBeGreaterThanOrEqual(
+          Number(res.headers['x-ratelimit-reset']) * 1000,
+        )
+      } else {
+        expect(res.headers['x-ratelimit-reset']).toBe('2')
+        expect(retryAfter).toBe(2)
+      }
+      expect(res.headers['x-ratelimit-retry-after']).toBe(String(retryAfter))
+      expect(res.body.retryAfter).toBe(retryAfter)
+    })
+
+    test('custom message (string, async function) and status', async () => {
+      const agent = await start({ limit: 1, window: '1m', message: 'Slow down', statusCode: 503 })
+      await agent.get('/').expect(200)
+      const res = await agent.get('/').expect(503)
+      expect(res.body).toMatchObject({ error: 'Service Unavailable', message: 'Slow down' })
+
+      const other = await start({
+        limit: 1,
+        window: '1m',
+        message: async (_req, decision) => ({ reason: 'quota', limit: decision.limit }),
+      })
+      await other.get('/').expect(200)
+      const custom = await other.get('/').expect(429)
+      expect(custom.body).toMatchObject({ reason: 'quota', limit: 1 })
+    })
+
+    test('onLimited sees every rejection; ban turns later ones into 403', async () => {
+      const limited: number[] = []
+      const agent = await start({
+        limit: 1,
+        window: '1m',
+        ban: 1,
+        onLimited: (_req, decision) => void limited.push(decision.limit),
+      })
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(429)
+      const banned = await agent.get('/').expect(403)
+      expect(banned.body).toMatchObject({ error: 'Forbidden' })
+      expect(limited).toEqual([1, 1])
+    })
+
+    test('skip (async) requests are not counted and get no headers', async () => {
+      const agent = await start({
+        limit: 1,
+        window: '1m',
+        skip: async (req) => req.headers['x-skip'] === '1',
+      })
+      for (let i = 0; i < 3; i++) {
+        const res = await agent.get('/').set('x-skip', '1').expect(200)
+        expect(res.headers['x-ratelimit-limit']).toBeUndefined()
+        expect(res.body.remaining).toBeNull()
+      }
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(429)
+    })
+
+    test('allowList passes, denyList gets 403', async () => {
+      const allowed = await start({ limit: 1, window: '1m', allowList: ['127.0.0.1'] })
+      for (let i = 0; i < 3; i++) await allowed.get('/').expect(200)
+      const denied = await start({ limit: 1, window: '1m', denyList: ['127.0.0.0/8'] })
+      const res = await denied.get('/').expect(403)
+      expect(res.body).toMatchObject({ error: 'Forbidden' })
+      const byKey = await start({
+        limit: 5,
+        window: '1m',
+        key: headerKey('x-api-key'),
+        denyList: ['x-api-key:evil'],
+      })
+      await byKey.get('/').set('x-api-key', 'evil').expect(403)
+      await byKey.get('/').set('x-api-key', 'good').expect(200)
+    })
+
+    test('skipSuccessfulRequests refunds 2xx; failures count', async () => {
+      const agent = await start({ limit: 2, window: '1m', skipSuccessfulRequests: true })
+      for (let i = 0; i < 4; i++) {
+        await agent.get('/').expect(200)
+        await settle()
+      }
+      await agent.get('/bad').expect(400)
+      await settle()
+      await agent.get('/bad').expect(400)
+      await settle()
+      await agent.get('/').expect(429)
+    })
+
+    test('skipFailedRequests refunds failures; requestWasSuccessful decides', async () => {
+      const agent = await start({ limit: 2, window: '1m', skipFailedRequests: true })
+      for (let i = 0; i < 4; i++) {
+        await agent.get('/bad').expect(400)
+        await settle()
+      }
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(200)
+      await settle()
+      await agent.get('/').expect(429)
+
+      const custom = await start({
+        limit: 1,
+        window: '1m',
+        skipFailedRequests: true,
+        requestWasSuccessful: (_req, res) => res.statusCode !== 400,
+      })
+      await custom.get('/bad').expect(400)
+      await settle()
+      await custom.get('/').expect(200)
+      await settle()
+      await custom.get('/').expect(429)
+    })
+
+    test('a failing store goes to error handling as 500 by default', async () => {
+      let handled = 0
+      const agent = await start(
+        { limit: 1, window: '1m', store: new FailingStore(), timeoutMs: 50 },
+        {
+          onHandled: () => void handled++,
+        },
+      )
+      await agent.get('/').expect(500)
+      expect(handled).toBe(0)
+    })
+
+    test("onStoreError: 'allow' passes the request on exactly once", async () => {
+      let handled = 0
+      const agent = await start(
+        { limit: 1, window: '1m', store: new FailingStore(), onStoreError: 'allow' },
+        { onHandled: () => void handled++ },
+      )
+      await agent.get('/').expect(200)
+      await agent.get('/').expect(200)
+      expect(handled).toBe(2)
+    })
+
+    test('several limits on one route: one list, the tightest decides', async () => {
+      const clock = fakeClock(T0)
+      const agent = await start({
+        algorithm: 'fixed-window',
+        limits: [
+          { limit: 2, window: '1s', name: 'burst' },
+          { limit: 3, window: '1m', name: 'sustained' },
+        ],
+        clock: clock.read,
+        standardHeaders: 'draft-8',
+      })
+      const first = await agent.get('/').expect(200)
+      expect(first.headers['ratelimit-policy']).toBe('"burst";q=2;w=1, "sustained";q=3;w=60')
+      expect(first.headers['ratelimit']).toBe('"burst";r=1;t=1, "sustained";r=2;t=60')
+      await agent.get('/').expect(200)
+      const burst = await agent.get('/').expect(429)
+      expect(burst.headers['retry-after']).toBe('1')
+      expect(burst.headers['ratelimit']).toBe('"burst";r=0;t=1, "sustained";r=1;t=60')
+      clock.now += 1000
+      await agent.get('/').expect(200)
+      clock.now += 1000
+      const sustained = await agent.get('/').expect(429)
+      expect(sustained.headers['retry-after']).toBe('58')
+      expect(sustained.headers['x-ratelimit-limit']).toBe('3')
+    })
+
+    test('leaky-bucket: an admitted request is held for its delay', async () => {
+      const agent = await start({
+        algorithm: 'leaky-bucket',
+        limit: 10,
+        window: 1000,
+        burst: 3,
+        clock: fakeClock(T0).read,
+      })
+      let started = performance.now()
+      await agent.get('/').expect(200)
+      const first = performance.now() - started
+      started = performance.now()
+      await agent.get('/').expect(200)
+      const second = performance.now() - started
+      expect(second).toBeGreaterThanOrEqual(99)
+      expect(second).toBeGreaterThan(first)
+    })
+
+    test('a bad option fails at start-up with a ConfigError naming it', async () => {
+      await expect(harness.start({ limit: 0, window: '1m' })).rejects.toThrow(ConfigError)
+      await expect(harness.start({ limit: 0, window: '1m' })).rejects.toThrow(
+        /`limit` must be a positive integer; got 0/,
+      )
+      await expect(harness.start({ window: 'soon' })).rejects.toThrow(/`window`.*"soon"/)
+      await expect(harness.start({ standardHeaders: 'draft-9' as 'draft-8' })).rejects.toThrow(
+        /`standardHeaders`/,
+      )
+      await expect(harness.start({ limitt: 5 } as ScenarioOptions)).rejects.toThrow(
+        /unknown option `limitt`/,
+      )
+    })
+  })
+}
