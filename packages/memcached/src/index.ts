@@ -1,0 +1,7 @@
+export { MemcachedStore } from './memcached-store'
+export type {
+  MemcachedStoreOptions,
+  MemcachedClientStoreOptions,
+  MemcachedServersStoreOptions,
+} from './memcached-store'
+export type { MemjsClient } from './wire'

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto'
+import { algorithms, type Algorithm, type Policy } from '@sluice/core'
+
+/*
+ * Where each policy's state lives. Counter algorithms keep one memcached counter per time
+ * bucket (`<prefix>:<policy id>:<key>:<bucket>`), as the seeds' sliding counters do; meters keep
+ * their state vector as one text item (`<prefix>:<policy id>:<key>`), rewritten by CAS.
+ */
+
+/** memcached refuses longer keys. */
+const MAX_KEY_BYTES = 250
+/** Room left for `:<bucket index>` (a bucket index has at most 16 digits). */
+const BUCKET_SUFFIX_BYTES = 17
+
+/** One policy of one request: its keys and how to read them. */
+export interface Part {
+  readonly policy: Policy
+  readonly algorithm: Algorithm
+  /** fixed-window and sliding-window: per-bucket counters (incr/decr); meters otherwise (CAS). */
+  readonly counter: boolean
+  /** Bucket length (ms) of a counter; 0 for meters. */
+  readonly size: number
+  /** Buckets a counter reads besides the current one (precision of sliding-window, 0 for fixed). */
+  readonly older: number
+  /** The meter's item, or the stem of a counter's bucket keys. */
+  readonly base: string
+}
+
+export function isCounter(policy: Policy): boolean {
+  return policy.algorithm === 'fixed-window' || policy.algorithm === 'sliding-window'
+}
+
+/** The key's part of an item name, hashed when the name would pass memcached's 250 bytes. */
+function stem(prefix: string, policy: Policy, key: string): string {
+  const plain = `${prefix}:${policy.id}:${key}`
+  if (Buffer.byteLength(plain) + BUCKET_SUFFIX_BYTES <= MAX_KEY_BYTES) return plain
+  return `${prefix}:${policy.id}:#${createHash('sha256').update(key).digest('base64url')}`
+}
+
+export function partOf(prefix: string, policy: Policy, key: string): Part {
+  const counter = isCounter(policy)
+  const sliding = policy.algorithm === 'sliding-window'
+  return {
+    policy,
+    algorithm: algorithms[policy.algorithm],
+    counter,
+    size: counter ? (sliding ? policy.windowMs / policy.precision : policy.windowMs) : 0,
+    older: sliding ? policy.precision : 0,
+    base: stem(prefix, policy, key),
+  }
+}
+
+export function bucketKey(part: Part, bucket: number): string {
+  return `${part.base}:${bucket}`
+}
+
+/** The buckets a counter reads at `now`, oldest first (none before the epoch). */
+export function bucketsAt(part: Part, now: number): number[] {
+  const current = Math.floor(now / part.size)
+  const buckets: number[] = []
+  for (let bucket = Math.max(0, current - part.older); bucket <= current; bucket++) {
+    buckets.push(bucket)
+  }
+  return buckets
+}
+
+/**
+ * Lifetime of a bucket: it counts for at most two windows after it opens (the seeds' TTL),
+ * plus one second because memcached's clock ticks in whole seconds and could otherwise expire
+ * a short window's bucket while it still counts.
+ */
+export function counterTtlSeconds(policy: Policy): number {
+  return (2 * policy.windowMs) / 1000 + 1
+}
+
+/**
+ * The state vector core's transition reads, built from bucket counts: fixed-window
+ * [windowStart, count]; sliding-window [newestBucket, ring of precision + 1 counters]. The
+ * newest bucket is the current one: a bucket written later than `now` (by a server with a
+ * clock ahead) is not read, so the clock is never held back as MemoryStore holds it.
+ */
+export function counterState(part: Part, now: number, count: (bucket: number) => number): number[] {
+  const current = Math.floor(now / part.size)
+  if (part.policy.algorithm === 'fixed-window') return [current * part.size, count(current)]
+  const ring = part.policy.precision + 1
+  const state = new Array<number>(ring + 1).fill(0)
+  state[0] = current
+  for (const bucket of bucketsAt(part, now)) state[1 + (bucket % ring)] = count(bucket)
+  return state
+}
+
+/** A meter's state as stored: its numbers joined by commas (all integers, see core's meter.ts). */
+export function encodeMeter(state: readonly number[]): Buffer {
+  return Buffer.from(state.join(','))
+}
+
+/** Parses a meter item; undefined when it is not one (another program wrote the key). */
+export function decodeMeter(value: Buffer, slots: number): number[] | undefined {
+  const fields = value.toString('latin1').split(',')
+  if (fields.length !== slots) return undefined
+  const state = fields.map(Number)
+  return state.every(Number.isFinite) ? state : undefined
+}
+
+/** Parses a counter item (memcached keeps counters as decimal text). */
+export function decodeCounter(value: Buffer): number | undefined {
+  const count = Number(value.toString('latin1').trim())
+  return Number.isSafeInteger(count) && count >= 0 ? count : undefined
+}
