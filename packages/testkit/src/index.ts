@@ -1,3 +1,5 @@
 // Test helpers shared by the Sluice packages. More modules (store conformance suite, HTTP
 // adapter scenarios) are exported from here as they land.
 export * from './servers'
+export * from './conformance'
+export * from './http-scenarios'

@@ -1,0 +1,271 @@
+'use strict'
+// Decisions per second through one Redis from one Node process, sequential and with 1,000 in
+// flight, beside rate-limiter-flexible's RateLimiterRedis in the same run and beside the raw
+// ceiling (redis-benchmark: EVALSHA of a trivial script, same server); Redis bytes per key;
+// Redis commands the block cache saves under a flood. Starts its own redis-server on a free
+// port. Run: node bench/redis.js  (after npm run build)
+const { spawn, execFileSync } = require('node:child_process')
+const { createServer } = require('node:net')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { setTimeout: delay } = require('node:timers/promises')
+const { Redis } = require('ioredis')
+const { createLimiter } = require('@sluice/core')
+const { RedisStore } = require('@sluice/redis')
+const { RateLimiterRedis } = require('rate-limiter-flexible')
+const { throughput, table, fmt, writeResult } = require('./lib')
+
+const SEQUENTIAL_OPS = Number(process.env.BENCH_REDIS_SEQ_OPS ?? 20_000)
+const IN_FLIGHT_OPS = Number(process.env.BENCH_REDIS_OPS ?? 200_000)
+const IN_FLIGHT = 1000
+const KEYS = 10_000
+const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function startRedis() {
+  const port = await freePort()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-redis-'))
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
+    { stdio: 'ignore' },
+  )
+  const stop = () => {
+    child.kill('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  process.on('exit', stop)
+  for (let i = 0; i < 200; i++) {
+    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null })
+    probe.on('error', () => undefined)
+    try {
+      await probe.connect()
+      await probe.ping()
+      probe.disconnect()
+      return { port, stop }
+    } catch {
+      probe.disconnect()
+      await delay(25)
+    }
+  }
+  throw new Error('redis-server did not start (is it installed?)')
+}
+
+/** redis-benchmark's EVALSHA of `return 1`: what one Redis does with no work in the script. */
+function rawCeiling(port, sha, clients, pipeline) {
+  const out = execFileSync(
+    'redis-benchmark',
+    [
+      '-p',
+      String(port),
+      '-n',
+      String(IN_FLIGHT_OPS),
+      '-c',
+      String(clients),
+      '-P',
+      String(pipeline),
+      '-q',
+      'EVALSHA',
+      sha,
+      '0',
+    ],
+    { encoding: 'utf8' },
+  )
+  const match = /([\d.]+) requests per second/.exec(out.replace(/\r/g, '\n'))
+  return match ? Number(match[1]) : NaN
+}
+
+async function commandCalls(admin) {
+  const info = await admin.info('commandstats')
+  let calls = 0
+  for (const m of info.matchAll(/^cmdstat_(eval|evalsha|rlflx\w*):calls=(\d+)/gm))
+    calls += Number(m[2])
+  return calls
+}
+
+async function main() {
+  const redis = await startRedis()
+  const { port } = redis
+  const admin = new Redis({ port })
+  const plain = () => new Redis({ port })
+  const pipelined = () => new Redis({ port, enableAutoPipelining: true })
+  const clients = []
+  const track = (c) => (clients.push(c), c)
+
+  const sluice = (client, algorithm = 'gcra') =>
+    createLimiter({
+      store: new RedisStore({ client, blockCache: false }),
+      algorithm,
+      limit: algorithm === 'sliding-log' ? 1_000_000 : BIG,
+      window: '1h',
+    })
+  const flexible = (client, prefix) =>
+    new RateLimiterRedis({ storeClient: client, points: BIG, duration: 3600, keyPrefix: prefix })
+
+  const rows = []
+  const measure = async (name, consume) => {
+    // Warm up (script loads, JIT) before timing.
+    await throughput((i) => consume(`warm:${i % KEYS}`), 2000, 100)
+    const sequential = await throughput((i) => consume(`user:${i % KEYS}`), SEQUENTIAL_OPS, 1)
+    return { name, sequential }
+  }
+
+  const results = []
+  for (const algorithm of [
+    'gcra',
+    'fixed-window',
+    'sliding-window',
+    'token-bucket',
+    'sliding-log',
+  ]) {
+    const seq = sluice(track(plain()), algorithm)
+    const par = sluice(track(pipelined()), algorithm)
+    const r = await measure(`Sluice RedisStore (${algorithm})`, (k) => seq.consume(k))
+    r.inFlight = await throughput((i) => par.consume(`user:${i % KEYS}`), IN_FLIGHT_OPS, IN_FLIGHT)
+    results.push(r)
+  }
+  {
+    const seq = flexible(track(plain()), 'rlf-seq')
+    const par = flexible(track(pipelined()), 'rlf-par')
+    const r = await measure('rate-limiter-flexible RateLimiterRedis', (k) => seq.consume(k))
+    r.inFlight = await throughput((i) => par.consume(`user:${i % KEYS}`), IN_FLIGHT_OPS, IN_FLIGHT)
+    results.push(r)
+  }
+
+  const sha = await admin.script('LOAD', 'return 1')
+  const ceiling = rawCeiling(port, sha, 50, 1)
+  const ceilingPipelined = rawCeiling(port, sha, 1, IN_FLIGHT)
+  const peer = results.find((r) => r.name.startsWith('rate-limiter-flexible'))
+  for (const r of results) {
+    rows.push([
+      r.name,
+      fmt(r.sequential),
+      fmt(r.inFlight),
+      `${Math.round((100 * r.inFlight) / ceiling)}%`,
+      `${Math.round((100 * r.inFlight) / ceilingPipelined)}%`,
+      `${(r.inFlight / peer.inFlight).toFixed(2)}x`,
+    ])
+  }
+  rows.push([
+    'raw ceiling: redis-benchmark EVALSHA `return 1`, 50 clients',
+    '',
+    fmt(ceiling),
+    '100%',
+    '',
+    '',
+  ])
+  rows.push([
+    `raw ceiling: redis-benchmark EVALSHA, 1 client, -P ${IN_FLIGHT}`,
+    '',
+    fmt(ceilingPipelined),
+    '',
+    '100%',
+    '',
+  ])
+
+  // Bytes per key: MEMORY USAGE of one key as each store leaves it after one request.
+  const memory = []
+  const client = track(plain())
+  const ip = '203.0.113.7'
+  const sizeOf = async (pattern) => {
+    const [key] = await admin.keys(pattern)
+    return Number(await admin.memory('USAGE', key))
+  }
+  for (const [algorithm, options] of [
+    ['gcra', { limit: 100, window: '1s', burst: 6 }],
+    ['fixed-window', { limit: 100, window: '1m' }],
+    ['token-bucket', { limit: 100, window: '1m' }],
+    ['sliding-window', { limit: 100, window: '1m' }],
+    ['sliding-log', { limit: 100, window: '1m' }],
+  ]) {
+    await admin.flushall()
+    const limiter = createLimiter({ store: new RedisStore({ client }), algorithm, ...options })
+    await limiter.consume(ip)
+    memory.push([`Sluice ${algorithm}`, await sizeOf('sluice:*')])
+  }
+  await admin.flushall()
+  await flexible(client, 'rlflx').consume(ip)
+  memory.push(['rate-limiter-flexible RateLimiterRedis', await sizeOf('rlflx:*')])
+
+  // The block cache under a flood: 5 keys, 20,000 requests, limit 100 per hour each.
+  const flood = async (blockCache) => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client, blockCache }),
+      algorithm: 'gcra',
+      limit: 100,
+      window: '1h',
+    })
+    await admin.flushall()
+    await admin.config('RESETSTAT')
+    const started = process.hrtime.bigint()
+    await throughput((i) => limiter.consume(`flood:${i % 5}`), 20_000, 100)
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    return { calls: await commandCalls(admin), rate: 20_000 / seconds }
+  }
+  const withCache = await flood(undefined)
+  const withoutCache = await flood(false)
+
+  const text = [
+    `Decisions per second (limit never reached, ${KEYS} keys, window 1h):`,
+    '',
+    table(
+      [
+        'store',
+        'sequential /s',
+        `${IN_FLIGHT} in flight /s`,
+        'of ceiling (50 clients)',
+        `of ceiling (-P ${IN_FLIGHT})`,
+        'vs rate-limiter-flexible',
+      ],
+      rows,
+    ),
+    '',
+    'Redis bytes per key after one request from 203.0.113.7 (MEMORY USAGE):',
+    '',
+    table(['store', 'bytes'], memory),
+    '',
+    'Block cache, 20,000 requests from 5 keys over a limit of 100/h each (gcra):',
+    '',
+    table(
+      ['blockCache', 'Redis script calls', 'decisions /s'],
+      [
+        ['on (default)', withCache.calls, fmt(withCache.rate)],
+        ['off', withoutCache.calls, fmt(withoutCache.rate)],
+        ['saved', `${(100 * (1 - withCache.calls / withoutCache.calls)).toFixed(1)}%`, ''],
+      ],
+    ),
+  ].join('\n')
+  console.log(text)
+  writeResult('redis', 'Redis store', text, ['ioredis', 'rate-limiter-flexible'])
+
+  for (const c of clients) c.disconnect()
+  admin.disconnect()
+  redis.stop()
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

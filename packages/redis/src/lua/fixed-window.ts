@@ -1,0 +1,57 @@
+/**
+ * fixed-window, mirroring core's algorithms/fixed-window.ts.
+ * Redis state: one string, the pair (count, windowStart) as an int64 (see encode_pair),
+ * expiring at the end of the window.
+ */
+export const FIXED_WINDOW = `
+local fixed_window = {}
+ALG.fw = fixed_window
+
+function fixed_window.load(key)
+  local count, window_start = decode_pair(call('GET', key))
+  return { [0] = window_start, count }
+end
+
+function fixed_window.decide(s, now, p, cost, o)
+  local window_start = now - now % p.window
+  local count = 0
+  if s[0] == window_start then count = s[1] end
+  local until_next = window_start + p.window - now
+  if cost > p.limit then
+    local reset = 0
+    if count > 0 then reset = until_next end
+    return reject_forever(o, p.limit - count, reset)
+  end
+  o[5] = 0
+  if count + cost <= p.limit then
+    o[1] = 1
+    o[2] = p.limit - count - cost
+    if count + cost > 0 then o[3] = until_next else o[3] = 0 end
+    o[4] = 0
+  else
+    o[1] = 0
+    o[2] = max(0, p.limit - count)
+    o[3] = until_next
+    o[4] = until_next
+  end
+end
+
+function fixed_window.apply(s, now, p, cost)
+  local window_start = now - now % p.window
+  if s[0] ~= window_start then
+    s[0] = window_start
+    s[1] = 0
+  end
+  s[1] = s[1] + cost
+end
+
+function fixed_window.refund(s, now, p, cost, at)
+  if s[0] == at - at % p.window then s[1] = max(0, s[1] - cost) end
+end
+
+function fixed_window.save(key, s, now, p)
+  local expires_at = 0
+  if s[1] > 0 then expires_at = s[0] + p.window end
+  save_pair(key, s[1], s[0], expires_at, now)
+end
+`

@@ -1,0 +1,139 @@
+/**
+ * sliding-window, mirroring core's algorithms/sliding-window.ts (count, scaledEstimate,
+ * waitFor, resetAt, decide, apply, refund). `s[0]` is the newest bucket, `s[1 + i]` the
+ * counter of ring slot i (precision + 1 slots).
+ *
+ * Redis state: one hash, field `n` = newest bucket and fields `0`..`precision` = the non-zero
+ * counters of the ring, expiring when the newest counted bucket has left the window.
+ */
+export const SLIDING_WINDOW = `
+local sliding_window = {}
+ALG.sw = sliding_window
+
+local function sw_count(s, p, bucket)
+  local newest = s[0]
+  local ring = p.precision + 1
+  if bucket > newest or bucket <= newest - ring or bucket < 0 then return 0 end
+  return s[1 + bucket % ring]
+end
+
+local function sw_scaled_estimate(s, p, now)
+  local size = p.window / p.precision
+  local bucket = floor(now / size)
+  local full = 0
+  for j = bucket - p.precision + 1, bucket do full = full + sw_count(s, p, j) end
+  local oldest = sw_count(s, p, bucket - p.precision)
+  return full * size + oldest * (size - (now - bucket * size))
+end
+
+local function sw_wait_for(s, p, now, cost)
+  local size = p.window / p.precision
+  local first = floor(now / size)
+  for bucket = first, first + p.precision + 1 do
+    local full = 0
+    for j = bucket - p.precision + 1, bucket do full = full + sw_count(s, p, j) end
+    local oldest = sw_count(s, p, bucket - p.precision)
+    local headroom = p.limit - cost + 1 - full
+    if headroom > 0 then
+      local start = 0
+      if bucket == first then start = now - bucket * size end
+      local offset = start
+      if oldest * (size - start) >= headroom * size then
+        offset = size - ceil((headroom * size) / oldest) + 1
+      end
+      return bucket * size + offset - now
+    end
+  end
+  return p.window
+end
+
+local function sw_reset_at(s, p)
+  local ring = p.precision + 1
+  local size = p.window / p.precision
+  local bucket = s[0]
+  while bucket > s[0] - ring and bucket >= 0 do
+    if s[1 + bucket % ring] > 0 then return (bucket + p.precision + 1) * size end
+    bucket = bucket - 1
+  end
+  return 0
+end
+
+function sliding_window.load(key, p)
+  local s = { [0] = 0 }
+  for i = 1, p.precision + 1 do s[i] = 0 end
+  local h = call('HGETALL', key)
+  for i = 1, #h, 2 do
+    if h[i] == 'n' then s[0] = tonumber(h[i + 1]) else s[1 + tonumber(h[i])] = tonumber(h[i + 1]) end
+  end
+  return s
+end
+
+function sliding_window.decide(s, raw_now, p, cost, o)
+  local size = p.window / p.precision
+  local now = max(raw_now, s[0] * size)
+  local shift = now - raw_now
+  local used = floor(sw_scaled_estimate(s, p, now) / size)
+  if cost > p.limit then
+    local reset = sw_reset_at(s, p)
+    if reset > raw_now then reset = reset - raw_now else reset = 0 end
+    return reject_forever(o, p.limit - used, reset)
+  end
+  o[5] = 0
+  if used + cost <= p.limit then
+    o[1] = 1
+    o[2] = p.limit - used - cost
+    o[4] = 0
+    local newest_end = 0
+    if cost > 0 then newest_end = (floor(now / size) + p.precision + 1) * size end
+    local reset = max(sw_reset_at(s, p), newest_end)
+    if reset > raw_now then o[3] = reset - raw_now else o[3] = 0 end
+  else
+    o[1] = 0
+    o[2] = max(0, p.limit - used)
+    o[4] = sw_wait_for(s, p, now, cost) + shift
+    o[3] = sw_reset_at(s, p) - raw_now
+  end
+end
+
+function sliding_window.apply(s, raw_now, p, cost)
+  local size = p.window / p.precision
+  local ring = p.precision + 1
+  local bucket = max(floor(raw_now / size), s[0])
+  if bucket > s[0] then
+    local stale = min(bucket - s[0], ring)
+    for j = bucket - stale + 1, bucket do s[1 + j % ring] = 0 end
+    s[0] = bucket
+  end
+  s[1 + bucket % ring] = s[1 + bucket % ring] + cost
+end
+
+function sliding_window.refund(s, now, p, cost, at)
+  local size = p.window / p.precision
+  local ring = p.precision + 1
+  local bucket = floor(at / size)
+  local oldest_counted = floor(now / size) - p.precision
+  if bucket < oldest_counted or bucket > s[0] or bucket <= s[0] - ring then return end
+  local slot = 1 + bucket % ring
+  s[slot] = max(0, s[slot] - cost)
+end
+
+function sliding_window.save(key, s, now, p)
+  local expires_at = sw_reset_at(s, p)
+  if expires_at <= now then
+    call('DEL', key)
+    return
+  end
+  local set, gone = { 'n', int(s[0]) }, {}
+  for i = 0, p.precision do
+    if s[1 + i] > 0 then
+      set[#set + 1] = tostring(i)
+      set[#set + 1] = int(s[1 + i])
+    else
+      gone[#gone + 1] = tostring(i)
+    end
+  end
+  if #gone > 0 then call_many('HDEL', key, gone) end
+  call_many('HSET', key, set)
+  call('PEXPIRE', key, int(expires_at - now + SLACK))
+end
+`

@@ -1,0 +1,264 @@
+import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import {
+  ConfigError,
+  type AlgorithmName,
+  type Policy,
+  type PolicyOutcome,
+  type Store,
+  type StoreRefund,
+  type StoreRequest,
+  type StoreResult,
+} from '@sluice/core'
+import type { Cluster, Redis } from 'ioredis'
+import { BlockCache } from './block-cache'
+import { checkPrefix, describeValue, keyStem } from './keys'
+import { ALGORITHM_CODES, SCRIPTS, type LuaScript } from './lua'
+
+export interface BlockCacheOptions {
+  /**
+   * Most keys remembered as blocked; past it the least recently used is forgotten.
+   * @default 10_000
+   */
+  maxKeys?: number
+}
+
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` (standalone or Sentinel) or `Cluster` client. The store does not close it. */
+  client: Redis | Cluster
+  /**
+   * First part of every key: `<prefix>:{<key>}:<policy id>`. No braces.
+   * @default 'sluice'
+   */
+  prefix?: string
+  /**
+   * Whose clock decides. `'server'`: Redis `TIME`, inside the script, so app servers with
+   * skewed clocks agree. `'client'`: the limiter's clock (tests with a fake clock, managed
+   * Redis that forbids `TIME` in scripts).
+   * @default 'server'
+   */
+  time?: 'server' | 'client'
+  /**
+   * `time: 'client'` only: how far the app servers' clocks may disagree (ms). Keys live this
+   * much longer than their state needs on the writer's clock, so a server whose clock lags
+   * still finds them. Ignored with server time, where every TTL ends exactly when the state
+   * is empty again.
+   * @default 1000
+   */
+  clockToleranceMs?: number
+  /**
+   * Keys known to be over their limit are answered locally, without a round trip, until
+   * their retry time (see BlockCache). `false` turns it off.
+   * @default { maxKeys: 10_000 }
+   */
+  blockCache?: BlockCacheOptions | false
+}
+
+/** What the store sends for one set of policies, worked out once per policies array. */
+interface Plan {
+  readonly script: LuaScript
+  /** Five strings per policy: code, limit, windowMs, burst, precision. */
+  readonly args: readonly string[]
+  /** Policy ids, in order: the last part of each state key. */
+  readonly ids: readonly string[]
+  /** Identifies the policies for the block cache: id, limit and burst of each. */
+  readonly signature: string
+  readonly hasLog: boolean
+}
+
+type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
+
+const KNOWN = ['client', 'prefix', 'time', 'clockToleranceMs', 'blockCache']
+
+function scriptFor(policies: readonly Policy[]): LuaScript {
+  const first: AlgorithmName = policies[0].algorithm
+  return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
+}
+
+/**
+ * The Store contract on Redis: every algorithm as one Lua script (see ./lua), all policies of
+ * a key decided in one EVALSHA, one round trip per decision. Works with ioredis
+ * `enableAutoPipelining` and with Redis Cluster (every key of one client key shares a hash tag).
+ */
+export class RedisStore implements Store {
+  private readonly client: Redis | Cluster
+  private readonly prefix: string
+  private readonly serverTime: boolean
+  private readonly toleranceMs: string
+  private readonly cache: BlockCache | undefined
+  private readonly plans = new WeakMap<readonly Policy[], Plan>()
+  /** Sliding-log members are `<instance>:<counter>.<n>`: unique per request across processes. */
+  private readonly instance = randomBytes(6).toString('base64url')
+  private requests = 0
+  private readonly commands = new Map<LuaScript, ScriptCommand>()
+
+  constructor(options: RedisStoreOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new ConfigError(`RedisStore options must be an object; got ${describeValue(options)}`)
+    }
+    for (const name of Object.keys(options)) {
+      if (!KNOWN.includes(name)) {
+        throw new ConfigError(`unknown option \`${name}\` for RedisStore`)
+      }
+    }
+    const client = options.client as Partial<Redis> | undefined
+    if (
+      typeof client !== 'object' ||
+      client === null ||
+      typeof client.defineCommand !== 'function'
+    ) {
+      throw new ConfigError(
+        `\`client\` must be an ioredis Redis or Cluster client; got ${describeValue(options.client)}`,
+      )
+    }
+    this.client = options.client
+    this.prefix = checkPrefix(options.prefix ?? 'sluice')
+    const time = options.time ?? 'server'
+    if (time !== 'server' && time !== 'client') {
+      throw new ConfigError(`\`time\` must be 'server' or 'client'; got ${describeValue(time)}`)
+    }
+    this.serverTime = time === 'server'
+    const tolerance = options.clockToleranceMs ?? 1000
+    if (!Number.isSafeInteger(tolerance) || tolerance < 0) {
+      throw new ConfigError(
+        `\`clockToleranceMs\` must be an integer >= 0; got ${describeValue(tolerance)}`,
+      )
+    }
+    this.toleranceMs = this.serverTime ? '0' : String(tolerance)
+    const cache = options.blockCache ?? {}
+    if (cache !== false) {
+      const maxKeys = cache.maxKeys ?? 10_000
+      if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
+        throw new ConfigError(
+          `\`blockCache.maxKeys\` must be a positive integer; got ${describeValue(maxKeys)}`,
+        )
+      }
+      this.cache = new BlockCache(maxKeys)
+    }
+    // Registered once per store; ioredis sends EVAL the first time on each connection and
+    // EVALSHA after, and answers NOSCRIPT (Redis restarted or SCRIPT FLUSH) by sending EVAL
+    // again. A NOSCRIPT reply means the script did not run, so nothing is counted twice.
+    const commands = this.client as unknown as Record<string, ScriptCommand>
+    for (const script of Object.values(SCRIPTS)) {
+      if (typeof commands[script.command] !== 'function') {
+        this.client.defineCommand(script.command, { lua: script.lua })
+      }
+      this.commands.set(script, commands[script.command].bind(this.client))
+    }
+  }
+
+  /** The scripts this store runs, by algorithm (and 'mixed'), with their SHAs. */
+  static readonly scripts = SCRIPTS
+
+  /** Keys currently answered from the block cache (for tests and metrics). */
+  get blockedKeys(): number {
+    return this.cache?.size ?? 0
+  }
+
+  async consume(request: StoreRequest): Promise<StoreResult> {
+    const plan = this.plan(request.policies)
+    const local = this.serverTime ? performance.now() : request.now
+    if (this.cache !== undefined && request.cost === 1) {
+      const cached = this.cache.get(request.key, plan.signature, local)
+      if (cached !== undefined) return { outcomes: cached }
+    }
+    const requestId = plan.hasLog ? `${this.instance}:${(this.requests++).toString(36)}` : ''
+    const outcomes = await this.run(plan, request, 'c', requestId)
+    if (this.cache !== undefined && request.cost === 1 && !outcomes[0].allowed) {
+      this.cache.remember(request.key, plan.signature, local, outcomes)
+    }
+    return { outcomes }
+  }
+
+  async peek(request: StoreRequest): Promise<StoreResult> {
+    return { outcomes: await this.run(this.plan(request.policies), request, 'p', '') }
+  }
+
+  async refund(request: StoreRefund): Promise<void> {
+    this.cache?.forget(request.key)
+    const ago = Math.max(0, request.now - request.at)
+    await this.run(this.plan(request.policies), request, 'r', String(ago))
+  }
+
+  async reset(key: string, policies: readonly Policy[]): Promise<void> {
+    this.cache?.forget(key)
+    const stem = keyStem(this.prefix, key)
+    // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
+    await this.client.del(...policies.map((p) => stem + p.id))
+  }
+
+  /** Forgets the block cache. The client belongs to the caller, who closes it. */
+  close(): Promise<void> {
+    this.cache?.clear()
+    return Promise.resolve()
+  }
+
+  private async run(
+    plan: Plan,
+    request: StoreRequest,
+    op: 'c' | 'p' | 'r',
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const stem = keyStem(this.prefix, request.key)
+    const n = plan.ids.length
+    const args: (string | number)[] = [n]
+    for (const id of plan.ids) args.push(stem + id)
+    args.push(
+      op,
+      this.serverTime ? '' : String(request.now),
+      String(request.cost),
+      extra,
+      this.toleranceMs,
+    )
+    for (const a of plan.args) args.push(a)
+    const command = this.commands.get(plan.script) as ScriptCommand
+    const reply = await command(...args)
+    if (op === 'r') return []
+    return parseOutcomes(reply, n)
+  }
+
+  private plan(policies: readonly Policy[]): Plan {
+    let plan = this.plans.get(policies)
+    if (plan === undefined) {
+      const args: string[] = []
+      for (const p of policies) {
+        args.push(
+          ALGORITHM_CODES[p.algorithm],
+          String(p.limit),
+          String(p.windowMs),
+          String(p.burst),
+          String(p.precision),
+        )
+      }
+      plan = {
+        script: scriptFor(policies),
+        args,
+        ids: policies.map((p) => p.id),
+        signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
+        hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
+      }
+      this.plans.set(policies, plan)
+    }
+    return plan
+  }
+}
+
+/** Five integers per policy, as the scripts return them; -1 retryAfterMs is Infinity. */
+function parseOutcomes(reply: unknown, n: number): PolicyOutcome[] {
+  if (!Array.isArray(reply) || reply.length !== n * 5) {
+    throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+  }
+  const outcomes: PolicyOutcome[] = new Array(n)
+  for (let i = 0; i < n; i++) {
+    const r = reply as number[]
+    const retry = r[i * 5 + 3]
+    outcomes[i] = {
+      allowed: r[i * 5] === 1,
+      remaining: r[i * 5 + 1],
+      resetMs: r[i * 5 + 2],
+      retryAfterMs: retry === -1 ? Infinity : retry,
+      delayMs: r[i * 5 + 4],
+    }
+  }
+  return outcomes
+}

@@ -1,0 +1,117 @@
+import { createLimiter } from '@sluice/core'
+import { escapeKey, RedisStore } from '@sluice/redis'
+import {
+  keySlot,
+  moveSlot,
+  slotOwner,
+  startRedisCluster,
+  type RedisClusterHandle,
+} from '@sluice/testkit'
+import { Cluster, Redis } from 'ioredis'
+
+let cluster: RedisClusterHandle
+let client: Cluster
+const direct: Redis[] = []
+
+beforeAll(async () => {
+  cluster = await startRedisCluster()
+  client = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: 1 } })
+  for (const node of cluster.nodes) {
+    direct.push(new Redis({ ...node, maxRetriesPerRequest: 1 }))
+  }
+}, 30_000)
+
+afterAll(async () => {
+  client?.disconnect()
+  for (const node of direct) node.disconnect()
+  await cluster?.stop()
+})
+
+const MIXED = [
+  { algorithm: 'gcra', limit: 5, window: '1h' },
+  { algorithm: 'sliding-log', limit: 8, window: '1h' },
+  { algorithm: 'sliding-window', limit: 20, window: '1h', precision: 6 },
+  { algorithm: 'fixed-window', limit: 30, window: '1d' },
+] as const
+
+test('several limits of one key run in one script, in one slot (no CROSSSLOT)', async () => {
+  const store = new RedisStore({ client })
+  const limiter = createLimiter({ store, limits: MIXED.map((l) => ({ ...l })) })
+  const key = `user:${Date.now()}`
+  const decisions = []
+  for (let i = 0; i < 7; i++) decisions.push(await limiter.consume(key))
+  expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false])
+  const slots = new Set(limiter.policies.map((p) => keySlot(`sluice:{${key}}:${p.id}`)))
+  expect(slots.size).toBe(1)
+})
+
+test('many keys spread over every node, braces and the empty key included', async () => {
+  const store = new RedisStore({ client })
+  const limiter = createLimiter({ store, limits: MIXED.map((l) => ({ ...l })) })
+  const stamp = Date.now()
+  const keys = [
+    '',
+    '{',
+    '}',
+    '{}',
+    '}{',
+    'a{b}c',
+    '%7D',
+    ...Array.from({ length: 150 }, (_, i) => `k${stamp}:${i}`),
+  ]
+  const decisions = await Promise.all(keys.map((key) => limiter.consume(key)))
+  expect(decisions.every((d) => d.allowed && !d.degraded)).toBe(true)
+  // Each client key is one slot; together they cover every master.
+  const owners = new Set(
+    await Promise.all(
+      keys.map((key) => slotOwner(cluster, keySlot(`sluice:{${escapeKey(key)}}:x`))),
+    ),
+  )
+  expect(owners.size).toBe(cluster.nodes.length)
+  // The empty key and '}' are distinct keys, each with its own count.
+  expect((await limiter.peek('')).remaining).toBe(4)
+  expect((await limiter.peek('}')).remaining).toBe(4)
+})
+
+test('a reshard of the key slot mid-traffic (MOVED, ASK) is followed, and the limit holds', async () => {
+  const store = new RedisStore({ client })
+  const limit = 40
+  const limiter = createLimiter({
+    store,
+    limits: [
+      { algorithm: 'gcra', limit, window: '1h' },
+      { algorithm: 'sliding-log', limit: limit + 10, window: '1h' },
+    ],
+  })
+  const key = `moving:${Date.now()}`
+  const slot = keySlot(`sluice:{${escapeKey(key)}}:x`)
+  const from = await slotOwner(cluster, slot)
+  const to = (from + 1) % cluster.nodes.length
+
+  let admitted = 0
+  let decided = 0
+  const consume = async (n: number) => {
+    const decisions = await Promise.all(Array.from({ length: n }, () => limiter.consume(key)))
+    decided += decisions.length
+    admitted += decisions.filter((d) => d.allowed).length
+  }
+  await consume(10) // state exists on the source
+  await direct[from].config('RESETSTAT')
+  const moved = await moveSlot(cluster, slot, from, to, {
+    // Keys are on the target, the source still owns the slot: the source answers ASK.
+    afterKeysMigrated: () => consume(10),
+  })
+  expect(moved).toBeGreaterThanOrEqual(2)
+  await consume(30) // the client's slot map is stale: MOVED, then the new owner
+  expect(decided).toBe(50)
+  expect(admitted).toBe(limit)
+  expect(await slotOwner(cluster, slot)).toBe(to)
+  const onTarget = await direct[to].exists(
+    ...limiter.policies.map((p) => `sluice:{${key}}:${p.id}`),
+  )
+  expect(onTarget).toBe(2)
+  // The source really redirected: once with ASK (mid-migration), then with MOVED.
+  const errors = await direct[from].info('errorstats')
+  expect(errors).toMatch(/errorstat_ASK:count=[1-9]/)
+  expect(errors).toMatch(/errorstat_MOVED:count=[1-9]/)
+})

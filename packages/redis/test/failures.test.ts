@@ -1,0 +1,166 @@
+import { once } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
+import { createLimiter, StoreError, type Decision, type Limiter } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import { startRedis, type RedisServer } from '@sluice/testkit'
+import { Redis } from 'ioredis'
+
+// Redis really dies (SIGKILL) and comes back, or stalls (DEBUG SLEEP), while requests flow.
+// The client is configured as docs/redis.md recommends: no offline queue (fail fast instead of
+// queueing every request while Redis is away), one retry, quick reconnects.
+const TIMEOUT_MS = 150
+// Margin for timers on a busy 2-core CI machine.
+const SLACK_MS = 150
+
+let server: RedisServer
+const clients: Redis[] = []
+const unhandled: unknown[] = []
+const onUnhandled = (reason: unknown): void => {
+  unhandled.push(reason)
+}
+
+async function readyClient(): Promise<Redis> {
+  const client = new Redis({
+    host: server.host,
+    port: server.port,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => 25,
+    connectTimeout: 500,
+  })
+  // Without a listener ioredis logs every failed reconnect; the limiter reports failures.
+  client.on('error', () => undefined)
+  clients.push(client)
+  if (client.status !== 'ready') await once(client, 'ready')
+  return client
+}
+
+function offlineQueueLength(client: Redis): number {
+  return (client as unknown as { offlineQueue: { length: number } }).offlineQueue.length
+}
+
+interface Sample {
+  mode: string
+  decision: Decision
+  ms: number
+}
+
+beforeAll(async () => {
+  server = await startRedis()
+  process.on('unhandledRejection', onUnhandled)
+})
+
+afterAll(async () => {
+  process.off('unhandledRejection', onUnhandled)
+  for (const client of clients) client.disconnect()
+  await server?.stop()
+})
+
+test('SIGKILL mid-traffic: allow, deny and a fallback answer within the timeout; enforcement resumes', async () => {
+  const client = await readyClient()
+  const store = new RedisStore({ client, blockCache: false })
+  const base = {
+    store,
+    algorithm: 'fixed-window',
+    limit: 3,
+    window: '1h',
+    timeoutMs: TIMEOUT_MS,
+  } as const
+  // The fallback: a memory limiter with the limit divided by the number of app instances.
+  const fallback = createLimiter({ algorithm: 'fixed-window', limit: 2, window: '1h' })
+  const limiters: Record<string, Limiter> = {
+    allow: createLimiter({ ...base, onStoreError: 'allow' }),
+    deny: createLimiter({ ...base, onStoreError: 'deny' }),
+    fallback: createLimiter({ ...base, onStoreError: fallback }),
+  }
+  const key = `kill:${Date.now()}`
+  const samples: Sample[] = []
+  let phase: 'up' | 'down' | 'back' = 'up'
+  const byPhase: Record<string, Sample[]> = { up: [], down: [], back: [] }
+  let running = true
+  let queueSeen = 0
+  const traffic = (async () => {
+    while (running) {
+      for (const [mode, limiter] of Object.entries(limiters)) {
+        const started = performance.now()
+        const decision = await limiter.consume(key)
+        const sample = { mode, decision, ms: performance.now() - started }
+        samples.push(sample)
+        byPhase[phase].push(sample)
+      }
+      queueSeen = Math.max(queueSeen, offlineQueueLength(client))
+      await delay(3)
+    }
+  })()
+
+  await delay(100)
+  phase = 'down'
+  await server.kill()
+  await delay(400)
+  phase = 'back'
+  await server.restart()
+  if (client.status !== 'ready') await once(client, 'ready')
+  await delay(150)
+  running = false
+  await traffic
+
+  expect(samples.every((s) => s.ms <= TIMEOUT_MS + SLACK_MS)).toBe(true)
+  expect(queueSeen).toBe(0)
+
+  // Up: enforced by Redis (three each, as all three limiters share one state key).
+  expect(byPhase.up.some((s) => !s.decision.allowed && !s.decision.degraded)).toBe(true)
+  expect(byPhase.up.every((s) => !s.decision.degraded)).toBe(true)
+
+  // Down: each mode answers its own way.
+  const down = (mode: string) => byPhase.down.filter((s) => s.mode === mode && s.decision.degraded)
+  expect(down('allow').length).toBeGreaterThan(5)
+  expect(down('allow').every((s) => s.decision.allowed)).toBe(true)
+  expect(down('deny').length).toBeGreaterThan(5)
+  expect(down('deny').every((s) => !s.decision.allowed && s.decision.retryAfterMs > 0)).toBe(true)
+  expect(down('fallback').length).toBeGreaterThan(5)
+  // The memory fallback enforces its own (smaller) limit.
+  expect(down('fallback').filter((s) => s.decision.allowed).length).toBe(2)
+
+  // Back: Redis enforces again (it restarted empty, so the key had room for three once more).
+  const back = byPhase.back.filter((s) => !s.decision.degraded)
+  expect(back.length).toBeGreaterThan(5)
+  expect(back.filter((s) => s.decision.allowed).length).toBe(3)
+  const last = await limiters.deny.consume(key)
+  expect(last).toMatchObject({ allowed: false, degraded: false })
+
+  expect(unhandled).toEqual([])
+})
+
+test('a stalled Redis (DEBUG SLEEP) counts as a failure after timeoutMs', async () => {
+  const client = await readyClient()
+  const admin = await readyClient()
+  const store = new RedisStore({ client, blockCache: false })
+  const options = { store, limit: 10, window: '1m', timeoutMs: TIMEOUT_MS } as const
+  const allow = createLimiter({ ...options, onStoreError: 'allow' })
+  const strict = createLimiter(options) // 'throw'
+  const key = `stall:${Date.now()}`
+  expect((await allow.consume(key)).degraded).toBe(false)
+
+  const sleeping = admin.call('DEBUG', 'SLEEP', '0.6')
+  await delay(20)
+  const started = performance.now()
+  const [degraded, thrown] = await Promise.all([
+    allow.consume(key),
+    strict.consume(key).then(
+      () => undefined,
+      (error: unknown) => error,
+    ),
+  ])
+  const elapsed = performance.now() - started
+  expect(degraded).toMatchObject({ allowed: true, degraded: true })
+  expect(thrown).toBeInstanceOf(StoreError)
+  expect(thrown).toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' })
+  expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 5)
+  expect(elapsed).toBeLessThanOrEqual(TIMEOUT_MS + SLACK_MS)
+  await sleeping
+
+  // The late replies arrived after the timeout and went nowhere; Redis had counted them.
+  const after = await strict.peek(key)
+  expect(after).toMatchObject({ degraded: false, remaining: 7 })
+  expect(unhandled).toEqual([])
+})

@@ -1,0 +1,370 @@
+import { createLimiter, resolvePolicy, type Policy, type PolicyOutcome } from '@sluice/core'
+import { escapeKey, RedisStore, SCRIPTS } from '@sluice/redis'
+import { ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
+import { Redis } from 'ioredis'
+
+let server: RedisServer
+let admin: Redis
+const clients: Redis[] = []
+
+function connect(options: { enableAutoPipelining?: boolean } = {}): Redis {
+  const client = new Redis({
+    host: server.host,
+    port: server.port,
+    maxRetriesPerRequest: 1,
+    ...options,
+  })
+  clients.push(client)
+  return client
+}
+
+/** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
+async function commandCalls(): Promise<Record<string, number>> {
+  const info = await admin.info('commandstats')
+  const calls: Record<string, number> = {}
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls[match[1]] = Number(match[2])
+  }
+  return calls
+}
+
+async function scriptCalls(): Promise<number> {
+  const calls = await commandCalls()
+  return (calls.evalsha ?? 0) + (calls.eval ?? 0)
+}
+
+let keys = 0
+const freshKey = (): string => `t${Date.now().toString(36)}${keys++}`
+
+function plain(outcomes: readonly PolicyOutcome[]): PolicyOutcome[] {
+  return outcomes.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
+    allowed,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    delayMs,
+  }))
+}
+
+beforeAll(async () => {
+  server = await startRedis()
+  admin = connect()
+})
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect()
+  await server?.stop()
+})
+
+describe('scripts', () => {
+  test.each(Object.entries(SCRIPTS))(
+    'the %s script loads on a real server under the SHA the store computes',
+    async (_name, script) => {
+      expect(await admin.script('LOAD', script.lua)).toBe(script.sha)
+    },
+  )
+
+  test('one EVALSHA per decision, even for several policies of mixed algorithms', async () => {
+    const store = new RedisStore({ client: connect() })
+    const limiter = createLimiter({
+      store,
+      limits: [
+        { algorithm: 'gcra', limit: 100, window: '1s' },
+        { algorithm: 'sliding-log', limit: 100, window: '1h' },
+        { algorithm: 'fixed-window', limit: 500, window: '1d' },
+      ],
+    })
+    const key = freshKey()
+    await limiter.consume(key) // first call on a connection is an EVAL that loads the script
+    await admin.config('RESETSTAT')
+    for (let i = 0; i < 20; i++) await limiter.consume(key)
+    const calls = await commandCalls()
+    expect(calls.evalsha).toBe(20)
+    expect(calls.eval).toBeUndefined()
+    // commandstats also counts what the scripts call inside; a round trip of the store's own
+    // (a GET to read state, say) would show as more calls than the scripts make.
+    expect(calls.time).toBe(20)
+  })
+
+  test('after SCRIPT FLUSH (NOSCRIPT) the script is reloaded and the request counted once', async () => {
+    const client = connect()
+    const store = new RedisStore({ client, time: 'client' })
+    const policies = [resolvePolicy({ algorithm: 'sliding-log', limit: 5, window: 60_000 })]
+    const key = freshKey()
+    await store.consume({ key, policies, cost: 1, now: 1000 })
+    await admin.script('FLUSH')
+    await admin.config('RESETSTAT')
+    const { outcomes } = await store.consume({ key, policies, cost: 1, now: 1000 })
+    expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 3 })
+    const calls = await commandCalls()
+    expect(calls.evalsha).toBe(1) // answered NOSCRIPT
+    expect(calls.eval).toBe(1) // ran once
+    const stateKey = `sluice:{${key}}:${policies[0].id}`
+    expect(await admin.zcard(stateKey)).toBe(2)
+  })
+
+  test('numbers near 2^50 stay exact (no %.14g rounding in Lua)', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client', clockToleranceMs: 60_000 })
+    const policies = [
+      resolvePolicy({ algorithm: 'token-bucket', limit: 1_000_003, window: 1_000_000_000 }),
+      resolvePolicy({ algorithm: 'gcra', limit: 999_983, window: 1_000_000_000, burst: 1_000_003 }),
+    ]
+    const model = new ReferenceModel(policies)
+    const key = freshKey()
+    let now = 1_700_000_000_000
+    for (const [dt, cost] of [
+      [0, 999_999],
+      [0, 5],
+      [7, 3],
+      [1_000_001, 2],
+      [3, 1_000_000],
+      [999_999_999, 1],
+    ]) {
+      now += dt
+      const { outcomes } = await store.consume({ key, policies, cost, now })
+      expect(plain(outcomes)).toEqual(model.consume(now, cost))
+    }
+  })
+})
+
+describe('keys', () => {
+  test('braces in the user key cannot move the hash tag; the empty key has its own tag', () => {
+    expect(escapeKey('user:42')).toBe('user:42')
+    expect(escapeKey('a{b}c')).toBe('a%7Bb%7Dc')
+    expect(escapeKey('}')).toBe('%7D')
+    expect(escapeKey('%7D')).toBe('%257D')
+    expect(escapeKey('')).toBe('%')
+  })
+
+  test('state lives under <prefix>:{<key>}:<policy id>', async () => {
+    const store = new RedisStore({ client: connect(), prefix: 'rl' })
+    const limiter = createLimiter({ store, algorithm: 'gcra', limit: 10, window: '1m' })
+    const key = `${freshKey()}{x}`
+    await limiter.consume(key)
+    expect(await admin.keys(`rl:{${escapeKey(key)}}:*`)).toEqual([
+      `rl:{${escapeKey(key)}}:${limiter.policies[0].id}`,
+    ])
+    expect(() => new RedisStore({ client: admin, prefix: 'a{b' })).toThrow(/`prefix`/)
+  })
+
+  test('every key expires when its state is empty again, sub-second windows included', async () => {
+    const store = new RedisStore({ client: connect() })
+    const cases: [Policy, number][] = [
+      [resolvePolicy({ algorithm: 'fixed-window', limit: 5, window: 300 }), 300],
+      [resolvePolicy({ algorithm: 'sliding-window', limit: 5, window: 400, precision: 4 }), 500],
+      [resolvePolicy({ algorithm: 'sliding-log', limit: 5, window: 250 }), 250],
+      [resolvePolicy({ algorithm: 'token-bucket', limit: 10, window: 200 }), 40],
+      [resolvePolicy({ algorithm: 'leaky-bucket', limit: 10, window: 200 }), 40],
+      [resolvePolicy({ algorithm: 'gcra', limit: 100, window: 1000, burst: 6 }), 20],
+    ]
+    for (const [policy, needed] of cases) {
+      const key = freshKey()
+      await store.consume({ key, policies: [policy], cost: 2, now: 0 })
+      const ttl = await admin.pttl(`sluice:{${key}}:${policy.id}`)
+      expect({ algorithm: policy.algorithm, ttlInRange: ttl > 0 && ttl <= needed }).toEqual({
+        algorithm: policy.algorithm,
+        ttlInRange: true,
+      })
+    }
+  })
+
+  test('sliding-window with precision N keeps its counters in one hash', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client' })
+    const policy = resolvePolicy({
+      algorithm: 'sliding-window',
+      limit: 100,
+      window: 60_000,
+      precision: 6,
+    })
+    const key = freshKey()
+    for (let t = 0; t < 8; t++) {
+      await store.consume({ key, policies: [policy], cost: 1, now: 1_000_000 + t * 10_000 })
+    }
+    const stateKey = `sluice:{${key}}:${policy.id}`
+    expect(await admin.type(stateKey)).toBe('hash')
+    const fields = await admin.hgetall(stateKey)
+    // `n` (newest bucket) and one field per non-zero counter of the ring of 7.
+    expect(Object.keys(fields).length).toBeLessThanOrEqual(8)
+    expect(fields.n).toBe(String(Math.floor((1_000_000 + 70_000) / 10_000)))
+  })
+
+  test('sliding-log: simultaneous requests are separate members', async () => {
+    const store = new RedisStore({ client: connect({ enableAutoPipelining: true }) })
+    const policy = resolvePolicy({ algorithm: 'sliding-log', limit: 50, window: 60_000 })
+    const key = freshKey()
+    const now = Date.now()
+    const all = await Promise.all(
+      Array.from({ length: 30 }, () => store.consume({ key, policies: [policy], cost: 1, now })),
+    )
+    expect(all.every((r) => r.outcomes[0].allowed)).toBe(true)
+    await store.consume({ key, policies: [policy], cost: 5, now })
+    expect(await admin.zcard(`sluice:{${key}}:${policy.id}`)).toBe(35)
+  })
+
+  test('memory: a gcra or fixed-window key takes under 100 bytes (MEMORY USAGE)', async () => {
+    const store = new RedisStore({ client: connect() })
+    const usage: Record<string, number> = {}
+    for (const policy of [
+      resolvePolicy({ algorithm: 'gcra', limit: 100, window: 1000, burst: 6 }),
+      resolvePolicy({ algorithm: 'gcra', limit: 3, window: 1000 }),
+      resolvePolicy({ algorithm: 'fixed-window', limit: 100, window: 60_000 }),
+    ]) {
+      // A realistic key: an IPv4 client address.
+      const key = `203.0.113.${keys++ % 250}`
+      await store.reset(key, [policy])
+      await store.consume({ key, policies: [policy], cost: 1, now: 0 })
+      const stateKey = `sluice:{${key}}:${policy.id}`
+      expect(await admin.object('ENCODING', stateKey)).toBe('int')
+      usage[policy.id] = Number(await admin.memory('USAGE', stateKey))
+    }
+    for (const bytes of Object.values(usage)) expect(bytes).toBeLessThanOrEqual(100)
+  })
+})
+
+describe('server time', () => {
+  test.each([
+    ['fixed-window', '1d'],
+    ['sliding-log', '1h'],
+    ['token-bucket', '1d'],
+    ['leaky-bucket', '1d'],
+    ['gcra', '1d'],
+  ] as const)(
+    '%s: two limiters whose clocks differ by 10 s still admit exactly the limit',
+    async (algorithm, window) => {
+      const store = new RedisStore({ client: connect({ enableAutoPipelining: true }) })
+      const limit = 25
+      const ahead = createLimiter({ store, algorithm, limit, window, clock: () => Date.now() })
+      const behind = createLimiter({
+        store,
+        algorithm,
+        limit,
+        window,
+        clock: () => Date.now() - 10_000,
+      })
+      const key = freshKey()
+      const decisions = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 ? ahead : behind).consume(key)),
+      )
+      expect(decisions.filter((d) => d.allowed).length).toBe(limit)
+    },
+  )
+
+  test('with time: client the same skew over-admits a fixed window (why server is the default)', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client' })
+    const options = { store, algorithm: 'fixed-window', limit: 5, window: '1s' } as const
+    const start = 1_700_000_000_000
+    const ahead = createLimiter({ ...options, clock: () => start + 10_000 })
+    const behind = createLimiter({ ...options, clock: () => start })
+    const key = freshKey()
+    let admitted = 0
+    for (let i = 0; i < 20; i++) {
+      if ((await (i % 2 ? ahead : behind).consume(key)).allowed) admitted++
+    }
+    // Each writer finds the other's window in the key and starts its own: nothing holds.
+    expect(admitted).toBeGreaterThan(10)
+  })
+})
+
+describe('auto-pipelining', () => {
+  test('1,000 decisions in flight on one connection: exactly the limit passes', async () => {
+    const client = connect({ enableAutoPipelining: true })
+    const store = new RedisStore({ client, blockCache: false })
+    const limiter = createLimiter({ store, algorithm: 'gcra', limit: 100, window: '1h' })
+    const key = freshKey()
+    const decisions = await Promise.all(Array.from({ length: 1000 }, () => limiter.consume(key)))
+    expect(decisions.filter((d) => d.allowed).length).toBe(100)
+  })
+})
+
+describe('block cache', () => {
+  test('a flood from a few keys is answered locally once they are over the limit', async () => {
+    const flood = async (store: RedisStore): Promise<number> => {
+      const limiter = createLimiter({ store, algorithm: 'fixed-window', limit: 10, window: '1h' })
+      const hot = [freshKey(), freshKey(), freshKey()]
+      await admin.config('RESETSTAT')
+      let admitted = 0
+      for (let i = 0; i < 300; i++) {
+        if ((await limiter.consume(hot[i % 3])).allowed) admitted++
+      }
+      expect(admitted).toBe(30)
+      return scriptCalls()
+    }
+    const cached = await flood(new RedisStore({ client: connect() }))
+    const uncached = await flood(new RedisStore({ client: connect(), blockCache: false }))
+    expect(uncached).toBe(300)
+    // Ten admitted and one rejected per key reach Redis; the other 267 do not.
+    expect(cached).toBe(33)
+  })
+
+  test('cached answers are what Redis would say, counting down', async () => {
+    const client = connect()
+    const store = new RedisStore({ client, time: 'client' })
+    const reference = new RedisStore({ client, time: 'client', blockCache: false })
+    const policies = [
+      resolvePolicy({ algorithm: 'gcra', limit: 2, window: 1000 }),
+      resolvePolicy({ algorithm: 'sliding-window', limit: 2, window: 1000 }),
+    ]
+    const key = freshKey()
+    await store.consume({ key, policies, cost: 2, now: 10_000 })
+    const first = await store.consume({ key, policies, cost: 1, now: 10_000 })
+    expect(first.outcomes.map((o) => o.allowed)).toEqual([false, false])
+    expect(store.blockedKeys).toBe(1)
+    // gcra says retry in 500 ms, sliding-window in 1001: cached until the sooner.
+    for (const now of [10_001, 10_200, 10_499]) {
+      await admin.config('RESETSTAT')
+      const cached = await store.consume({ key, policies, cost: 1, now })
+      expect(await scriptCalls()).toBe(0)
+      const truth = await reference.peek({ key, policies, cost: 1, now })
+      expect(plain(cached.outcomes)).toEqual(plain(truth.outcomes))
+    }
+    // The soonest retry time has come: back to Redis.
+    await admin.config('RESETSTAT')
+    await store.consume({ key, policies, cost: 1, now: 10_500 })
+    expect(await scriptCalls()).toBe(1)
+  })
+
+  test('a changed limit, a refund or a reset is never answered from the cache', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client' })
+    const tight = [resolvePolicy({ algorithm: 'fixed-window', limit: 1, window: 60_000 })]
+    const soft = [{ ...tight[0], limit: 2, burst: 2 }] // same id, as soft throttling makes it
+    const key = freshKey()
+    await store.consume({ key, policies: tight, cost: 1, now: 0 })
+    expect(
+      (await store.consume({ key, policies: tight, cost: 1, now: 1 })).outcomes[0].allowed,
+    ).toBe(false)
+    expect(
+      (await store.consume({ key, policies: soft, cost: 1, now: 2 })).outcomes[0].allowed,
+    ).toBe(true)
+    expect(
+      (await store.consume({ key, policies: tight, cost: 1, now: 3 })).outcomes[0].allowed,
+    ).toBe(false)
+    await store.refund({ key, policies: tight, cost: 2, now: 4, at: 0 })
+    expect(
+      (await store.consume({ key, policies: tight, cost: 1, now: 5 })).outcomes[0].allowed,
+    ).toBe(true)
+    expect(
+      (await store.consume({ key, policies: tight, cost: 1, now: 6 })).outcomes[0].allowed,
+    ).toBe(false)
+    await store.reset(key, tight)
+    expect(
+      (await store.consume({ key, policies: tight, cost: 1, now: 7 })).outcomes[0].allowed,
+    ).toBe(true)
+  })
+
+  test('is bounded: the least recently used key goes first', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client', blockCache: { maxKeys: 2 } })
+    const policies = [resolvePolicy({ algorithm: 'fixed-window', limit: 1, window: 60_000 })]
+    const [a, b, c] = [freshKey(), freshKey(), freshKey()]
+    for (const key of [a, b, a, c]) {
+      await store.consume({ key, policies, cost: 1, now: 0 })
+      await store.consume({ key, policies, cost: 1, now: 0 })
+    }
+    expect(store.blockedKeys).toBe(2)
+    await admin.config('RESETSTAT')
+    await store.consume({ key: a, policies, cost: 1, now: 1 })
+    await store.consume({ key: c, policies, cost: 1, now: 1 })
+    expect(await scriptCalls()).toBe(0)
+    await store.consume({ key: b, policies, cost: 1, now: 1 })
+    expect(await scriptCalls()).toBe(1)
+  })
+})
