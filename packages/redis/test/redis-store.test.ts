@@ -153,9 +153,11 @@ describe('keys', () => {
       [resolvePolicy({ algorithm: 'fixed-window', limit: 5, window: 300 }), 300],
       [resolvePolicy({ algorithm: 'sliding-window', limit: 5, window: 400, precision: 4 }), 500],
       [resolvePolicy({ algorithm: 'sliding-log', limit: 5, window: 250 }), 250],
-      [resolvePolicy({ algorithm: 'token-bucket', limit: 10, window: 200 }), 40],
-      [resolvePolicy({ algorithm: 'leaky-bucket', limit: 10, window: 200 }), 40],
-      [resolvePolicy({ algorithm: 'gcra', limit: 100, window: 1000, burst: 6 }), 20],
+      // Meters need cost x window / limit ms; kept in the hundreds so a loaded machine still
+      // reads the TTL before the key expires.
+      [resolvePolicy({ algorithm: 'token-bucket', limit: 10, window: 2000 }), 400],
+      [resolvePolicy({ algorithm: 'leaky-bucket', limit: 10, window: 2000 }), 400],
+      [resolvePolicy({ algorithm: 'gcra', limit: 10, window: 1000, burst: 6 }), 200],
     ]
     for (const [policy, needed] of cases) {
       const key = freshKey()
