@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import {
+  ALGORITHMS,
   algorithms,
   resolvePolicy,
   type AlgorithmName,
@@ -176,14 +177,7 @@ describe('invariants over random traces', () => {
 })
 
 describe('what a decision says is what happens next', () => {
-  for (const algorithm of [
-    'fixed-window',
-    'sliding-window',
-    'sliding-log',
-    'token-bucket',
-    'leaky-bucket',
-    'gcra',
-  ] as const) {
+  for (const algorithm of ALGORITHMS) {
     test(`${algorithm}: remaining, retryAfterMs and resetMs are exact`, () => {
       fc.assert(
         fc.property(
@@ -223,14 +217,7 @@ describe('what a decision says is what happens next', () => {
   }
 
   test('a rejected request changes no state, for every algorithm', () => {
-    for (const algorithm of [
-      'fixed-window',
-      'sliding-window',
-      'sliding-log',
-      'token-bucket',
-      'leaky-bucket',
-      'gcra',
-    ] as const) {
+    for (const algorithm of ALGORITHMS) {
       fc.assert(
         fc.property(
           policyArb(algorithm).chain((p) => fc.tuple(fc.constant(p), traceArb(p), START)),

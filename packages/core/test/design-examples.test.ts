@@ -1,3 +1,4 @@
+import { ALGORITHMS } from '@sluice/core'
 import { burst, limiterAt } from './helpers'
 
 // Each case is one line of DESIGN.md, "Semantics, by example".
@@ -108,14 +109,7 @@ describe('DESIGN.md semantics, by example', () => {
   })
 
   test('cost: 4 + 4 pass, a third 4 is rejected with remaining 2, then 2 passes', async () => {
-    for (const algorithm of [
-      'fixed-window',
-      'sliding-window',
-      'sliding-log',
-      'token-bucket',
-      'leaky-bucket',
-      'gcra',
-    ] as const) {
+    for (const algorithm of ALGORITHMS) {
       const { limiter } = limiterAt(100_000, { algorithm, limit: 10, window: 60_000 })
       const [a, b, c] = await burst(limiter, 'k', 3, 4)
       expect([a.allowed, b.allowed, c.allowed]).toEqual([true, true, false])

@@ -1,4 +1,11 @@
-import { ConfigError, createLimiter, MemoryStore, StoreError, type Store } from '@sluice/core'
+import {
+  ALGORITHMS,
+  ConfigError,
+  createLimiter,
+  MemoryStore,
+  StoreError,
+  type Store,
+} from '@sluice/core'
 import { burst, limiterAt } from './helpers'
 
 describe('options are checked at creation, naming the option and the value', () => {
@@ -179,14 +186,7 @@ describe('several limits per key', () => {
 
 describe('cost', () => {
   test('a cost above the capacity is rejected with retryAfterMs Infinity and changes nothing', async () => {
-    for (const algorithm of [
-      'fixed-window',
-      'sliding-window',
-      'sliding-log',
-      'token-bucket',
-      'leaky-bucket',
-      'gcra',
-    ] as const) {
+    for (const algorithm of ALGORITHMS) {
       const { limiter } = limiterAt(5000, { algorithm, limit: 5, window: 1000 })
       const d = await limiter.consume('k', { cost: 6 })
       expect(d.allowed).toBe(false)
@@ -357,14 +357,7 @@ describe('store failures', () => {
 
 describe('concurrency', () => {
   test('10,000 concurrent consumes on one key admit exactly the limit', async () => {
-    for (const algorithm of [
-      'fixed-window',
-      'sliding-window',
-      'sliding-log',
-      'token-bucket',
-      'leaky-bucket',
-      'gcra',
-    ] as const) {
+    for (const algorithm of ALGORITHMS) {
       const { limiter } = limiterAt(1_000_000, { algorithm, limit: 250, window: '1h' })
       const decisions = await Promise.all(
         Array.from({ length: 10_000 }, () => limiter.consume('hot')),
