@@ -17,6 +17,11 @@ function versionOf(name) {
   try {
     return require(`${name}/package.json`).version
   } catch {
+    // Packages whose `exports` map hides package.json (express-rate-limit): read it from disk.
+    for (const dir of require.resolve.paths(name) ?? []) {
+      const file = path.join(dir, name, 'package.json')
+      if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')).version
+    }
     return 'not installed'
   }
 }

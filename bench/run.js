@@ -1,5 +1,5 @@
 'use strict'
-// npm run bench [core|redis|http|memcached|all]: each part runs in its own process.
+// npm run bench [core|redis|http|memcached|accuracy|pictures|all]: each part runs in its own process.
 const { spawnSync } = require('node:child_process')
 const path = require('node:path')
 const fs = require('node:fs')
@@ -10,6 +10,7 @@ const parts = {
   http: 'http.js',
   memcached: 'memcached.js',
   accuracy: 'accuracy.js',
+  pictures: 'pictures.js',
 }
 const wanted = process.argv[2] ?? 'all'
 const names = wanted === 'all' ? Object.keys(parts) : [wanted]

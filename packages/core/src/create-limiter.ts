@@ -1,6 +1,7 @@
 import { turnClock, type Clock } from './clock'
 import { Verdict, type Decision, type PolicyDecision } from './decision'
 import { describeValue, invalidOption, SluiceError, StoreError } from './errors'
+import type { DecisionEvent, DecisionHook } from './events'
 import {
   checkKnownOptions,
   resolvePolicies,
@@ -50,6 +51,8 @@ const KNOWN_OPTIONS = [
   'onStoreError',
   'timeoutMs',
   'prefix',
+  'shadow',
+  'onDecision',
 ]
 
 /** Retry-After suggested by `onStoreError: 'deny'`: short, so clients come back when the store may be. */
@@ -187,6 +190,31 @@ function degradedDecision(policies: readonly Policy[], allowed: boolean): Decisi
   }
 }
 
+/** The decision a shadow limiter returns: it admits, and `shadow` keeps what enforcing would have said. */
+function shadowDecision(decision: Decision): Decision {
+  return {
+    allowed: true,
+    limit: decision.limit,
+    remaining: decision.remaining,
+    resetMs: decision.resetMs,
+    retryAfterMs: 0,
+    delayMs: 0,
+    policy: decision.policy,
+    // Read explicitly: a Verdict derives `policies` through a getter, which a spread would drop.
+    policies: decision.policies,
+    degraded: decision.degraded,
+    shadow: {
+      allowed: decision.allowed,
+      retryAfterMs: decision.retryAfterMs,
+      delayMs: decision.delayMs,
+    },
+  }
+}
+
+function toStoreError(error: unknown): StoreError {
+  return error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
+}
+
 function checkCost(cost: unknown): number {
   if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1) {
     throw new SluiceError(
@@ -237,6 +265,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const prefix = options.prefix ?? ''
   if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
   const local = store.local === true
+  const shadow = options.shadow ?? false
+  if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
+  const onDecision: DecisionHook | undefined = options.onDecision
+  if (onDecision !== undefined && typeof onDecision !== 'function') {
+    invalidOption('onDecision', onDecision, 'a function receiving each DecisionEvent')
+  }
+  // Checked once per decision: without shadow mode and a hook the paths below are unchanged.
+  const observed = shadow || onDecision !== undefined
+  let hookFailed = false
 
   /** Runs a store call within `timeoutMs`, turning every failure into a StoreError. */
   function bounded<T>(call: () => Promise<T>): Promise<T> {
@@ -273,13 +310,78 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
-    const storeError =
-      error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
+    const storeError = toStoreError(error)
     if (onStoreError === 'throw') throw storeError
     if (onStoreError === 'allow') return degradedDecision(policies, true)
     if (onStoreError === 'deny') return degradedDecision(policies, false)
     const decision = await onStoreError.consume(key, { cost })
     return { ...decision, degraded: true }
+  }
+
+  /** Reports one decision to the hook; a failing hook is reported once and never changes the decision. */
+  function emit(
+    key: string,
+    cost: number,
+    decision: Decision | undefined,
+    storeLatencyMs: number,
+    storeError: StoreError | undefined,
+  ): void {
+    const hook = onDecision as DecisionHook
+    const policy = decision === undefined ? policies[0] : decision.policy
+    const event: DecisionEvent = {
+      key,
+      policy: policy.name,
+      allowed: decision === undefined ? false : decision.allowed,
+      shadow,
+      limit: policy.limit,
+      capacity: policy.burst,
+      remaining: decision === undefined ? 0 : decision.remaining,
+      cost,
+      storeLatencyMs,
+      degraded: decision === undefined ? false : decision.degraded,
+      storeError,
+    }
+    try {
+      hook(event)
+    } catch (error) {
+      if (!hookFailed) {
+        hookFailed = true
+        process.emitWarning(
+          `sluice: the onDecision hook threw (reported once; decisions are unaffected): ${String(error)}`,
+          'SluiceWarning',
+        )
+      }
+    }
+  }
+
+  /** Shadow mode and the hook, applied to a decision the store (or onStoreError) made. */
+  function observe(
+    key: string,
+    cost: number,
+    decision: Decision,
+    storeLatencyMs: number,
+    storeError: StoreError | undefined,
+  ): Decision {
+    if (onDecision !== undefined) emit(key, cost, decision, storeLatencyMs, storeError)
+    return shadow ? shadowDecision(decision) : decision
+  }
+
+  async function observeStoreError(
+    error: unknown,
+    key: string,
+    cost: number,
+    storeLatencyMs: number,
+  ): Promise<Decision> {
+    const storeError = toStoreError(error)
+    let decision: Decision
+    try {
+      decision = await answerStoreError(storeError, key, cost)
+    } catch (thrown) {
+      // 'throw' (or a failing fallback): no decision, but the failure is still worth counting.
+      if (onDecision !== undefined) emit(key, cost, undefined, storeLatencyMs, storeError)
+      throw thrown
+    }
+    return observe(key, cost, decision, storeLatencyMs, storeError)
   }
 
   function storeKey(key: string): string {
@@ -290,13 +392,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function decide(key: string, cost: number, look: boolean): Promise<Decision> {
     const applied = pickPolicies()
     const request = { key: storeKey(key), policies: applied, cost, now: clock() }
+    const timed = onDecision !== undefined && !look
+    const started = timed ? performance.now() : 0
     let result: StoreResult
     try {
       result = await bounded(() => (look ? store.peek(request) : store.consume(request)))
     } catch (error) {
-      return answerStoreError(error, key, Math.max(cost, 1))
+      if (!observed || look) return answerStoreError(error, key, Math.max(cost, 1))
+      return observeStoreError(error, key, cost, timed ? performance.now() - started : 0)
     }
-    return combineOutcomes(policies, applied, result.outcomes, cost)
+    const decision = combineOutcomes(policies, applied, result.outcomes, cost)
+    if (!observed) return decision
+    // peek decides nothing, so no event; a shadow limiter's peek still never reads as blocked.
+    if (look) return shadow ? shadowDecision(decision) : decision
+    return observe(key, cost, decision, timed ? performance.now() - started : 0, undefined)
   }
 
   const consumeNow = store.consumeNow?.bind(store)
@@ -311,6 +420,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   function decideNow(key: string, cost: number): Promise<Decision> {
     if (typeof key !== 'string') return decide(key, cost, false) // reports the bad key
     const applied = pickPolicies()
+    const started = onDecision === undefined ? 0 : performance.now()
     let outcomes: readonly PolicyOutcome[]
     try {
       // consumeNow runs to completion before anything else can call it: one request object serves.
@@ -320,9 +430,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       syncRequest.now = clock()
       outcomes = (consumeNow as NonNullable<typeof consumeNow>)(syncRequest)
     } catch (error) {
-      return answerStoreError(error, key, cost)
+      if (!observed) return answerStoreError(error, key, cost)
+      const latency = onDecision === undefined ? 0 : performance.now() - started
+      return observeStoreError(error, key, cost, latency)
     }
-    return Promise.resolve(combineOutcomes(policies, applied, outcomes, cost))
+    const decision = combineOutcomes(policies, applied, outcomes, cost)
+    if (!observed) return Promise.resolve(decision)
+    const latency = onDecision === undefined ? 0 : performance.now() - started
+    return Promise.resolve(observe(key, cost, decision, latency, undefined))
   }
 
   return {

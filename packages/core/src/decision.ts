@@ -25,6 +25,22 @@ export interface Decision {
   readonly policies: readonly PolicyDecision[]
   /** True when the store failed and `onStoreError` answered instead (`'allow'`, `'deny'` or a fallback limiter). */
   readonly degraded: boolean
+  /**
+   * Set only by a limiter created with `shadow: true`: what enforcing would have answered. The
+   * decision itself then always admits (`allowed: true`, `retryAfterMs` 0, `delayMs` 0), so
+   * `decision.shadow?.allowed === false` marks a request that enforcing would have rejected.
+   */
+  readonly shadow?: ShadowDecision
+}
+
+/** What a shadow limiter would have answered had it enforced its limits. */
+export interface ShadowDecision {
+  /** Whether enforcing would have admitted the request. */
+  readonly allowed: boolean
+  /** The `retryAfterMs` enforcing would have returned (0 when it would have admitted). */
+  readonly retryAfterMs: number
+  /** The `delayMs` enforcing would have asked for (leaky-bucket shaping; 0 otherwise). */
+  readonly delayMs: number
 }
 
 /**

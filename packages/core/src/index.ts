@@ -66,3 +66,43 @@ export type {
   RateLimitMessage,
   RequestList,
 } from './http/pipeline'
+export {
+  simulate,
+  renderSvg,
+  SVG_COLORS,
+  makeTrace,
+  seededRandom,
+  TRACE_NAMES,
+  runSimulateCommand,
+} from './simulate'
+export type {
+  Trace,
+  TraceRequest,
+  SimulateOptions,
+  SimulatedRequest,
+  SimulationResult,
+  RenderOptions,
+  TraceName,
+  TraceOptions,
+  CommandIo,
+} from './simulate'
+export type { ShadowDecision } from './decision'
+export type { DecisionEvent, DecisionHook } from './events'
+export { loadRules, parseRules, watchRules, RulesError, formatRuleTable } from './rules'
+export type {
+  LoadRulesOptions,
+  RulesWatcher,
+  WatchRulesOptions,
+  RulesLogger,
+  RulesIssue,
+  DescriptorEntry,
+  Rule,
+  MatchedRule,
+  RuleSet,
+  RulesDocument,
+  DescriptorConfig,
+  RateLimitConfig,
+  RuleUnit,
+} from './rules'
+export { prometheusMetrics } from './metrics/prometheus'
+export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'

@@ -1,5 +1,6 @@
 import type { Clock } from './clock'
 import type { Decision } from './decision'
+import type { DecisionHook } from './events'
 import type { Duration } from './duration'
 import type { AlgorithmName } from './policy'
 import type { Store } from './store/types'
@@ -105,6 +106,21 @@ export interface LimiterOptions extends Partial<LimitOptions> {
    * @default ''
    */
   prefix?: string
+  /**
+   * Decide and report, never block: every decision admits, and `decision.shadow` tells what
+   * enforcing would have answered. Counts evolve exactly as they would when enforcing, so a
+   * shadow limiter can be switched to enforcing without a jump. See docs/observability.md.
+   * @default false
+   */
+  shadow?: boolean
+  /**
+   * Called after every `consume` with what was decided (key, policy name, allowed, remaining,
+   * shadow, store latency, fallback). Metrics plug in here: `onDecision: prometheusMetrics()`.
+   * A hook that throws never changes the decision (the error is reported once as a process
+   * warning). Without a hook nothing is measured or allocated for it.
+   * @default undefined
+   */
+  onDecision?: DecisionHook
 }
 
 const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {

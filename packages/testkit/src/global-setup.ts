@@ -5,6 +5,7 @@ const SERVER_PACKAGES: Readonly<Record<string, string>> = {
   'redis-server': 'redis-server',
   'redis-cli': 'redis-tools',
   memcached: 'memcached',
+  chromium: 'chromium',
 }
 
 function missingCommands(): string[] {

@@ -1,0 +1,217 @@
+'use strict'
+// HTTP benchmark: Express, Fastify and Koa hello-world apps with no limiter, Sluice and the
+// framework's popular limiter (memory and Redis stores), admitting and rejecting. Every server
+// runs in its own process and autocannon in another; variants are interleaved within a round
+// and each is compared with the no-limiter baseline of the same round.
+// Run: node bench/http.js  (after npm run build; needs redis-server on PATH)
+// BENCH_HTTP_SECONDS (default 3) per run, BENCH_HTTP_ROUNDS (default 3), BENCH_HTTP_CONNECTIONS (50).
+const { spawn, execFile } = require('node:child_process')
+const net = require('node:net')
+const path = require('node:path')
+const { table, fmt, writeResult } = require('./lib')
+
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
+const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 50)
+const FRAMEWORKS = ['fastify', 'koa', 'express']
+const VARIANTS = [
+  'none',
+  'sluice-memory',
+  'peer-memory',
+  'sluice-redis',
+  'peer-redis',
+  'sluice-memory-reject',
+  'peer-memory-reject',
+  'sluice-redis-reject',
+  'peer-redis-reject',
+]
+const PEERS = {
+  express: { memory: 'express-rate-limit', redis: 'express-rate-limit + rate-limit-redis' },
+  fastify: { memory: '@fastify/rate-limit', redis: '@fastify/rate-limit (ioredis)' },
+  koa: { memory: 'koa-ratelimit (memory driver)', redis: 'koa-ratelimit (ioredis)' },
+}
+const AUTOCANNON = require.resolve('autocannon/autocannon.js')
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+/** Starts a child and resolves once a line of its stdout matches `ready`. */
+function startChild(command, args, ready) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    const onData = (chunk) => {
+      out += chunk
+      const match = ready.exec(out)
+      if (match) {
+        child.stdout.off('data', onData)
+        child.stdout.resume() // keep draining so the child never blocks on a full pipe
+        resolve({ child, match })
+      }
+    }
+    child.stdout.on('data', onData)
+    child.on('exit', (code) =>
+      reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)),
+    )
+  })
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.removeAllListeners('exit')
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
+}
+
+function autocannon(port, seconds) {
+  return new Promise((resolve, reject) => {
+    const args = [
+      AUTOCANNON,
+      '-j',
+      '-c',
+      String(CONNECTIONS),
+      '-d',
+      String(seconds),
+      `http://127.0.0.1:${port}/`,
+    ]
+    execFile(process.execPath, args, { maxBuffer: 1 << 24 }, (error, stdout) => {
+      if (error) return reject(error)
+      resolve(JSON.parse(stdout.trim().split('\n').pop()))
+    })
+  })
+}
+
+async function flush(redisPort) {
+  const Redis = require('ioredis')
+  const client = new Redis({ port: redisPort, host: '127.0.0.1', lazyConnect: true })
+  await client.connect()
+  await client.flushall()
+  client.disconnect()
+}
+
+async function measure(framework, variant, redisPort) {
+  if (variant.includes('redis')) await flush(redisPort)
+  const server = path.join(__dirname, 'http', 'server.js')
+  const { child, match } = await startChild(
+    process.execPath,
+    [server, framework, variant, String(redisPort)],
+    /ready (\d+)/,
+  )
+  try {
+    const port = Number(match[1])
+    await autocannon(port, 1) // warm-up: JIT, connection pools, the first (admitted) request
+    const result = await autocannon(port, SECONDS)
+    const rejected = result.non2xx / Math.max(1, result.requests.total)
+    return {
+      rps: result.requests.average,
+      p99: result.latency.p99,
+      rejected,
+      errors: result.errors,
+    }
+  } finally {
+    await stop(child)
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+function label(framework, variant) {
+  const [who, store, rejecting] = variant.split('-')
+  if (who === 'none') return 'no limiter'
+  const name = who === 'sluice' ? `Sluice ${store}` : PEERS[framework][store]
+  return rejecting ? `${name}, rejecting` : name
+}
+
+async function main() {
+  const redisPort = await freePort()
+  const { child: redis } = await startChild(
+    'redis-server',
+    ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    /Ready to accept connections/,
+  )
+  const runs = {} // framework -> variant -> [{ rps, ratio, p99, rejected }]
+  const started = Date.now()
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const framework of FRAMEWORKS) {
+        runs[framework] ??= {}
+        const results = {}
+        for (const variant of VARIANTS) {
+          const r = await measure(framework, variant, redisPort)
+          results[variant] = r
+          console.log(
+            `round ${round} ${framework} ${variant}: ${fmt(r.rps)} req/s, p99 ${r.p99} ms, ${(100 * r.rejected).toFixed(0)}% non-2xx`,
+          )
+        }
+        for (const variant of VARIANTS) {
+          const r = results[variant]
+          ;(runs[framework][variant] ??= []).push({ ...r, ratio: r.rps / results.none.rps })
+        }
+      }
+    }
+  } finally {
+    await stop(redis)
+  }
+
+  const sections = []
+  for (const framework of FRAMEWORKS) {
+    const rows = VARIANTS.map((variant) => {
+      const list = runs[framework][variant]
+      const rps = median(list.map((r) => r.rps))
+      const ratio = median(list.map((r) => r.ratio))
+      return [
+        label(framework, variant),
+        fmt(rps),
+        variant === 'none' ? '1.00' : ratio.toFixed(2),
+        variant === 'none' ? '' : `${((1 - ratio) * 100).toFixed(0)}%`,
+        String(median(list.map((r) => r.p99))),
+        `${(100 * median(list.map((r) => r.rejected))).toFixed(0)}%`,
+      ]
+    })
+    const by = (v) => median(runs[framework][v].map((r) => r.rps))
+    const headline =
+      `Sluice memory costs ${((1 - median(runs[framework]['sluice-memory'].map((r) => r.ratio))) * 100).toFixed(0)}% of the baseline ` +
+      `(${PEERS[framework].memory}: ${((1 - median(runs[framework]['peer-memory'].map((r) => r.ratio))) * 100).toFixed(0)}%); ` +
+      `with Redis Sluice serves ${(by('sluice-redis') / by('peer-redis')).toFixed(2)}x the peer's requests per second ` +
+      `(rejecting: ${(by('sluice-redis-reject') / by('peer-redis-reject')).toFixed(2)}x).`
+    sections.push(
+      `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n${headline}\n\n` +
+        table(['variant', 'req/s (median)', 'vs no limiter', 'cost', 'p99 ms', 'non-2xx'], rows),
+    )
+  }
+  const minutes = ((Date.now() - started) / 60000).toFixed(1)
+  const body = `autocannon (${CONNECTIONS} connections, ${SECONDS} s per run after a 1 s warm-up) in its own process against a server process per variant; ${ROUNDS} rounds, the ${VARIANTS.length} variants of a framework interleaved within each round; medians over the rounds, and "vs no limiter" is the median of each round's ratio to the no-limiter run of the same round. Admitting variants use a limit no run reaches; rejecting variants a limit of 1 per hour, so every request after the first is answered 429. Sluice uses its defaults (sliding-window; @sluice/redis keeps a local cache of keys known to be over their limit, so its rejecting path mostly skips the round trip). Redis: a private redis-server on localhost, flushed before each run. The load generator, the server and redis-server share the machine's cores, so absolute figures are lower than on a dedicated load generator; compare within a table. Total time ${minutes} min.
+
+${sections.join('\n\n')}`
+  console.log(
+    writeResult('http', 'HTTP benchmark', body, [
+      '@sluice/core',
+      'express',
+      'fastify',
+      'koa',
+      'express-rate-limit',
+      'rate-limit-redis',
+      '@fastify/rate-limit',
+      'koa-ratelimit',
+      'ioredis',
+      'autocannon',
+    ]),
+  )
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

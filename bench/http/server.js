@@ -1,0 +1,96 @@
+'use strict'
+// One HTTP server for bench/http.js: node bench/http/server.js <framework> <variant> [redisPort]
+// Prints "ready <port>" once listening. Admitting variants use a limit no run reaches; the
+// rejecting ones (`*-reject`) a limit of 1 per hour, so every request after the first gets 429.
+const [framework, variant, redisPort] = process.argv.slice(2)
+const reject = variant.endsWith('-reject')
+const kind = variant.replace(/-reject$/, '') // none | sluice-memory | peer-memory | sluice-redis | peer-redis
+const LIMIT = reject ? 1 : 1_000_000_000
+const WINDOW_MS = reject ? 3_600_000 : 60_000
+
+function redis() {
+  const Redis = require('ioredis')
+  return new Redis({ port: Number(redisPort), host: '127.0.0.1', enableOfflineQueue: true })
+}
+
+function sluiceOptions() {
+  const options = { limit: LIMIT, window: WINDOW_MS }
+  if (kind === 'sluice-redis') {
+    const { RedisStore } = require('@sluice/redis')
+    options.store = new RedisStore({ client: redis() })
+  }
+  return options
+}
+
+function express() {
+  const app = require('express')()
+  if (kind.startsWith('sluice')) app.use(require('@sluice/express').rateLimit(sluiceOptions()))
+  if (kind.startsWith('peer')) {
+    const { rateLimit } = require('express-rate-limit')
+    const options = {
+      windowMs: WINDOW_MS,
+      limit: LIMIT,
+      standardHeaders: 'draft-8',
+      legacyHeaders: true,
+    }
+    if (kind === 'peer-redis') {
+      const { RedisStore } = require('rate-limit-redis')
+      const client = redis()
+      options.store = new RedisStore({
+        sendCommand: (command, ...args) => client.call(command, ...args),
+      })
+    }
+    app.use(rateLimit(options))
+  }
+  app.get('/', (_req, res) => res.send('hello'))
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(server.address().port))
+  })
+}
+
+async function fastify() {
+  const app = require('fastify')({ logger: false })
+  if (kind.startsWith('sluice'))
+    await app.register(require('@sluice/fastify').default, sluiceOptions())
+  if (kind.startsWith('peer')) {
+    const options = { max: LIMIT, timeWindow: WINDOW_MS }
+    if (kind === 'peer-redis') options.redis = redis()
+    await app.register(require('@fastify/rate-limit'), options)
+  }
+  app.get('/', async () => 'hello')
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return app.server.address().port
+}
+
+function koa() {
+  const Koa = require('koa')
+  const app = new Koa()
+  if (kind.startsWith('sluice')) app.use(require('@sluice/koa').rateLimit(sluiceOptions()))
+  if (kind.startsWith('peer')) {
+    const ratelimit = require('koa-ratelimit')
+    app.use(
+      ratelimit({
+        driver: kind === 'peer-redis' ? 'redis' : 'memory',
+        db: kind === 'peer-redis' ? redis() : new Map(),
+        duration: WINDOW_MS,
+        max: LIMIT,
+        id: (ctx) => ctx.ip,
+      }),
+    )
+  }
+  app.use((ctx) => {
+    ctx.body = 'hello'
+  })
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(server.address().port))
+  })
+}
+
+const start = { express, fastify, koa }[framework]
+Promise.resolve(start()).then(
+  (port) => console.log(`ready ${port}`),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  },
+)

@@ -1,0 +1,24 @@
+'use strict'
+// Draws the six algorithms on the same bursty trace (5 requests per second, meters with the
+// default burst = limit) into docs/img/<algorithm>.svg, as docs/algorithms.md shows them.
+// Run: node bench/pictures.js  (after npm run build)
+const fs = require('node:fs')
+const path = require('node:path')
+const { ALGORITHMS, makeTrace, renderSvg, simulate } = require('@sluice/core')
+
+const LIMIT = 5
+const WINDOW_MS = 1000
+const dir = path.resolve(__dirname, '../docs/img')
+fs.mkdirSync(dir, { recursive: true })
+const trace = makeTrace('bursty', { limit: LIMIT, windowMs: WINDOW_MS, seed: 1 })
+for (const algorithm of ALGORITHMS) {
+  const result = simulate(trace, { algorithm, limit: LIMIT, window: WINDOW_MS })
+  const svg = renderSvg(result, {
+    title: `${algorithm}: ${result.admitted} of ${trace.length} admitted`,
+    width: 420,
+    height: 190,
+  })
+  const file = path.join(dir, `${algorithm}.svg`)
+  fs.writeFileSync(file, svg)
+  console.log(`${path.relative(process.cwd(), file)}  ${svg.length} B`)
+}

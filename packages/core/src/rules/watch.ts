@@ -1,0 +1,143 @@
+import { watch, type FSWatcher } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { basename, dirname, resolve } from 'node:path'
+import { checkPositiveInteger } from '../options'
+import { invalidOption } from '../errors'
+import type { RuleSet } from './compile'
+import { parseRules, readRulesText } from './load'
+
+/** Where reload news goes; `console` fits. */
+export interface RulesLogger {
+  /** An invalid or unreadable new version (the previous rules stay in force). */
+  warn(message: string): void
+  /** A new version took effect. */
+  info?(message: string): void
+}
+
+export interface WatchRulesOptions {
+  /**
+   * Called after a valid new version replaced the rules, with the new and the previous set.
+   * @default undefined
+   */
+  onChange?: (rules: RuleSet, previous: RuleSet) => void
+  /**
+   * Receives invalid versions (warn) and applied ones (info).
+   * @default console
+   */
+  logger?: RulesLogger
+  /**
+   * Quiet time after the last change before the file is read, so an editor's burst of writes
+   * is read once, complete.
+   * @default 100
+   */
+  debounceMs?: number
+}
+
+/** A rules file kept loaded. Read `watcher.rules` once per request and use that set throughout. */
+export interface RulesWatcher {
+  /** The rules in force: the last valid version. Each version is immutable; a reload swaps the reference. */
+  readonly rules: RuleSet
+  /** Reads the file now (e.g. on SIGHUP); resolves true when a new valid version took effect. */
+  reload(): Promise<boolean>
+  /** Stops watching. The last rules stay readable. */
+  close(): void
+}
+
+/**
+ * Loads `file` now (throwing a RulesError if it is invalid: start-up should fail loudly) and
+ * reloads it whenever it changes. A valid new version replaces the rules in one assignment; an
+ * invalid one is reported through `logger.warn` and the previous rules stay in force. The
+ * directory is watched, not the file, so editors that save by renaming and Kubernetes ConfigMap
+ * symlink swaps are seen too. The watcher does not keep the process alive.
+ */
+export function watchRules(file: string, options: WatchRulesOptions = {}): RulesWatcher {
+  const { onChange, logger = console } = options
+  if (onChange !== undefined && typeof onChange !== 'function') {
+    invalidOption('onChange', onChange, 'a function')
+  }
+  if (typeof logger?.warn !== 'function') {
+    invalidOption('logger', logger, 'an object with warn(message)')
+  }
+  const debounceMs = checkPositiveInteger(options.debounceMs ?? 100, 'debounceMs')
+  const path = resolve(file)
+  // The last text read: an event that changed nothing (or repeated an invalid text) is ignored.
+  let lastText = readRulesText(file)
+  let rules = parseRules(lastText, { source: file })
+  // Each read takes a ticket; only the newest read may apply, so a slow early read never wins.
+  let ticket = 0
+  let timer: NodeJS.Timeout | undefined
+  let closed = false
+
+  async function reload(): Promise<boolean> {
+    const mine = ++ticket
+    let text: string
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (error) {
+      if (mine === ticket && !closed) {
+        const reason = (error as NodeJS.ErrnoException).code ?? String(error)
+        logger.warn(
+          `sluice: cannot read rules ${file} (${reason}); the previous rules stay in force`,
+        )
+      }
+      return false
+    }
+    if (mine !== ticket || closed || text === lastText) return false
+    lastText = text
+    let next: RuleSet
+    try {
+      next = parseRules(text, { source: file })
+    } catch (error) {
+      logger.warn(
+        `sluice: rules not reloaded, the previous rules stay in force:\n${(error as Error).message}`,
+      )
+      return false
+    }
+    const previous = rules
+    rules = next
+    logger.info?.(`sluice: rules reloaded from ${file} (${next.rules.length} rules)`)
+    if (onChange !== undefined) {
+      try {
+        onChange(next, previous)
+      } catch (error) {
+        logger.warn(`sluice: the rules onChange callback threw: ${String(error)}`)
+      }
+    }
+    return true
+  }
+
+  function schedule(): void {
+    if (closed) return
+    if (timer !== undefined) clearTimeout(timer)
+    timer = setTimeout(() => {
+      timer = undefined
+      void reload()
+    }, debounceMs)
+    timer.unref()
+  }
+
+  const name = basename(path)
+  let watcher: FSWatcher | undefined = watch(
+    dirname(path),
+    { persistent: false },
+    (_event, changed) => {
+      // A ConfigMap swaps a `..data` symlink, not the file: any change in the folder may be ours,
+      // and reading an unchanged file costs one small read.
+      if (changed === null || changed === name || changed.startsWith('..')) schedule()
+    },
+  )
+  watcher.on('error', (error) => logger.warn(`sluice: watching ${file} failed: ${String(error)}`))
+
+  return {
+    get rules() {
+      return rules
+    },
+    reload,
+    close() {
+      closed = true
+      if (timer !== undefined) clearTimeout(timer)
+      watcher?.close()
+      watcher = undefined
+    },
+  }
+}

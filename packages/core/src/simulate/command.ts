@@ -1,0 +1,156 @@
+import { parseArgs } from 'node:util'
+import { parseDuration } from '../duration'
+import { SluiceError } from '../errors'
+import type { AlgorithmName } from '../policy'
+import { simulate, type Trace } from './simulate'
+import { renderSvg } from './svg'
+import { makeTrace, TRACE_NAMES, type TraceName } from './traces'
+
+/** Where the command writes; tests pass their own. */
+export interface CommandIo {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+}
+
+const USAGE = `Usage: sluice simulate --algorithm <name> --limit <n> --window <duration> [options]
+
+Runs a traffic trace through one limit and draws it as an SVG.
+
+  --algorithm   fixed-window | sliding-window | sliding-log | token-bucket | leaky-bucket | gcra
+  --limit       requests per window
+  --window      e.g. 1s, 500ms, 1m
+  --burst       capacity of token-bucket, leaky-bucket and gcra (default: limit)
+  --precision   sub-windows of sliding-window (default: 1)
+  --trace       ${TRACE_NAMES.join(' | ')} (default: bursty), or a JSON file of [{ "at": ms, "key"?, "cost"? }]
+  --windows     length of a built-in trace in windows (default: 8)
+  --seed        seed of a built-in trace (default: 1)
+  --out         file to write the SVG to (default: standard output)
+  --title       title drawn on the picture
+  --width, --height   size in px (default: 480 x 200)
+`
+
+const defaultIo: CommandIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+}
+
+/** A number option, or undefined when absent; the limiter's own checks name bad values. */
+function numberOption(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value)
+}
+
+async function loadTrace(
+  name: string,
+  limit: number,
+  windowMs: number,
+  windows: number | undefined,
+  seed: number | undefined,
+): Promise<Trace> {
+  if ((TRACE_NAMES as readonly string[]).includes(name)) {
+    return makeTrace(name as TraceName, { limit, windowMs, windows, seed })
+  }
+  const { readFile } = await import('node:fs/promises')
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(await readFile(name, 'utf8'))
+  } catch (error) {
+    throw new SluiceError(
+      'ERR_SLUICE_ARGUMENT',
+      `\`--trace\` must be one of ${TRACE_NAMES.join(', ')} or a JSON file of requests; reading ${name} failed: ${(error as Error).message}`,
+      { cause: error },
+    )
+  }
+  if (!Array.isArray(parsed)) {
+    throw new SluiceError(
+      'ERR_SLUICE_ARGUMENT',
+      `\`--trace\` file ${name} must hold an array of { "at": ms, "key"?, "cost"? }`,
+    )
+  }
+  return parsed as Trace
+}
+
+/**
+ * `sluice simulate`: runs a trace through one limit and writes the SVG. Resolves to the exit
+ * code: 0 when drawn, 2 for a usage or configuration error (reported on stderr with the usage,
+ * never thrown, so the CLI table can return it as is); 1 when the file cannot be written.
+ */
+export async function runSimulateCommand(
+  argv: readonly string[],
+  io: CommandIo = defaultIo,
+): Promise<number> {
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        algorithm: { type: 'string' },
+        limit: { type: 'string' },
+        window: { type: 'string' },
+        burst: { type: 'string' },
+        precision: { type: 'string' },
+        trace: { type: 'string', default: 'bursty' },
+        windows: { type: 'string' },
+        seed: { type: 'string' },
+        out: { type: 'string' },
+        title: { type: 'string' },
+        width: { type: 'string' },
+        height: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values
+  } catch (error) {
+    io.stderr(`${(error as Error).message}\n\n${USAGE}`)
+    return 2
+  }
+  if (values.help === true) {
+    io.stdout(USAGE)
+    return 0
+  }
+  const text = (name: string): string | undefined => values[name] as string | undefined
+  try {
+    const limit = numberOption(text('limit'))
+    const windowMs = parseDuration(text('window'), 'window')
+    const options = {
+      algorithm: text('algorithm') as AlgorithmName | undefined,
+      limit: limit as number,
+      window: windowMs,
+      ...(text('burst') === undefined ? {} : { burst: numberOption(text('burst')) }),
+      ...(text('precision') === undefined ? {} : { precision: numberOption(text('precision')) }),
+    }
+    const trace = await loadTrace(
+      text('trace') ?? 'bursty',
+      limit as number,
+      windowMs,
+      numberOption(text('windows')),
+      numberOption(text('seed')),
+    )
+    const result = simulate(trace, options)
+    const svg = renderSvg(result, {
+      title: text('title'),
+      width: numberOption(text('width')),
+      height: numberOption(text('height')),
+    })
+    const out = text('out')
+    const summary = `${result.admitted} of ${result.requests.length} requests admitted`
+    if (out === undefined) {
+      io.stdout(svg)
+      io.stderr(`${summary}\n`)
+    } else {
+      const { writeFile } = await import('node:fs/promises')
+      try {
+        await writeFile(out, svg)
+      } catch (error) {
+        io.stderr(`cannot write ${out}: ${(error as Error).message}\n`)
+        return 1
+      }
+      io.stderr(`${summary}; wrote ${out}\n`)
+    }
+    return 0
+  } catch (error) {
+    if (!(error instanceof SluiceError)) throw error
+    io.stderr(`${error.message}\n\n${USAGE}`)
+    return 2
+  }
+}
