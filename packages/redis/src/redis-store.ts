@@ -12,6 +12,7 @@ import {
 } from '@sluice/core'
 import type { Cluster, Redis } from 'ioredis'
 import { BlockCache } from './block-cache'
+import { flatOutcome, type FlatKind } from './flat-outcome'
 import { checkPrefix, describeValue, keyStem } from './keys'
 import { ALGORITHM_CODES, SCRIPTS, type LuaScript } from './lua'
 
@@ -64,14 +65,27 @@ interface Plan {
   /** Identifies the policies for the block cache: id, limit and burst of each. */
   readonly signature: string
   readonly hasLog: boolean
+  /** Set when the script is a flat one (one policy): how to read its one-integer reply. */
+  readonly flat: FlatKind | undefined
+  readonly policies: readonly Policy[]
 }
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 
 const KNOWN = ['client', 'prefix', 'time', 'clockToleranceMs', 'blockCache']
 
+const FLAT: Readonly<Partial<Record<AlgorithmName, FlatKind>>> = {
+  gcra: 'meter',
+  'token-bucket': 'meter',
+  'leaky-bucket': 'shaping',
+  'fixed-window': 'fw',
+}
+
 function scriptFor(policies: readonly Policy[]): LuaScript {
   const first: AlgorithmName = policies[0].algorithm
+  if (policies.length === 1 && FLAT[first] !== undefined) {
+    return SCRIPTS[`${first as 'gcra' | 'fixed-window' | 'token-bucket' | 'leaky-bucket'}:1`]
+  }
   return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
 }
 
@@ -214,6 +228,12 @@ export class RedisStore implements Store {
     const command = this.commands.get(plan.script) as ScriptCommand
     const reply = await command(...args)
     if (op === 'r') return []
+    if (plan.flat !== undefined) {
+      if (typeof reply !== 'number') {
+        throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+      }
+      return [flatOutcome(plan.flat, reply, plan.policies[0], request.cost)]
+    }
     return parseOutcomes(reply, n)
   }
 
@@ -236,6 +256,8 @@ export class RedisStore implements Store {
         ids: policies.map((p) => p.id),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
         hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
+        flat: policies.length === 1 ? FLAT[policies[0].algorithm] : undefined,
+        policies,
       }
       this.plans.set(policies, plan)
     }

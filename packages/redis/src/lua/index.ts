@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { AlgorithmName } from '@sluice/core'
 import { DRIVER } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
+import { bucketFlat, FIXED_WINDOW_FLAT, GCRA_FLAT } from './flat'
 import { GCRA } from './gcra'
 import { LEAKY_BUCKET } from './leaky-bucket'
 import { METER } from './meter'
@@ -40,24 +41,33 @@ const BODIES: Readonly<Record<AlgorithmName, string>> = {
 
 const NEEDS_METER: ReadonlySet<AlgorithmName> = new Set(['token-bucket', 'leaky-bucket', 'gcra'])
 
+function script(name: string, lua: string): LuaScript {
+  const sha = createHash('sha1').update(lua).digest('hex')
+  return { command: `sluice_${name}_${sha.slice(0, 8)}`, lua, sha }
+}
+
 function build(name: string, algorithms: readonly AlgorithmName[]): LuaScript {
   const parts = [PRELUDE]
   if (algorithms.some((a) => NEEDS_METER.has(a))) parts.push(METER)
   for (const algorithm of algorithms) parts.push(BODIES[algorithm])
   parts.push(DRIVER)
-  const lua = parts.join('')
-  const sha = createHash('sha1').update(lua).digest('hex')
-  return { command: `sluice_${name}_${sha.slice(0, 8)}`, lua, sha }
+  return script(name, parts.join(''))
 }
+
+/** Algorithms with a flat script for a single policy (see flat.ts). */
+export type FlatAlgorithm = 'gcra' | 'fixed-window' | 'token-bucket' | 'leaky-bucket'
+
+export type ScriptName = AlgorithmName | 'mixed' | `${FlatAlgorithm}:1`
 
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
 /**
  * One script per algorithm (its transitions plus the driver), used when every policy of a
  * limiter has that algorithm, and one with all six for limiters that mix algorithms: either
- * way one EVALSHA decides every policy of a key.
+ * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
+ * single policy (flat.ts), same contract and decisions with less work per call.
  */
-export const SCRIPTS: Readonly<Record<AlgorithmName | 'mixed', LuaScript>> = {
+export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'fixed-window': build('fw', ['fixed-window']),
   'sliding-window': build('sw', ['sliding-window']),
   'sliding-log': build('sl', ['sliding-log']),
@@ -65,4 +75,8 @@ export const SCRIPTS: Readonly<Record<AlgorithmName | 'mixed', LuaScript>> = {
   'leaky-bucket': build('lb', ['leaky-bucket']),
   gcra: build('gc', ['gcra']),
   mixed: build('mixed', ALL),
+  'gcra:1': script('gc1', GCRA_FLAT),
+  'fixed-window:1': script('fw1', FIXED_WINDOW_FLAT),
+  'token-bucket:1': script('tb1', bucketFlat('tb')),
+  'leaky-bucket:1': script('lb1', bucketFlat('lb')),
 }
