@@ -1,4 +1,5 @@
-import { createServer, type RequestListener, type Server } from 'node:http'
+import { createServer, get as httpGet, type RequestListener, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import request from 'supertest'
 import {
   ConfigError,
@@ -400,6 +401,33 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await custom.get('/').expect(200)
       await settle()
       await custom.get('/').expect(429)
+    })
+
+    test('skipFailedRequests refunds a request whose client went away before the answer', async () => {
+      const clock = fakeClock(T0)
+      // leaky-bucket holds the second request 100 ms for shaping: time for the client to leave.
+      const agent = await start({
+        algorithm: 'leaky-bucket',
+        limit: 10,
+        window: '1s',
+        burst: 2,
+        skipFailedRequests: true,
+        clock: clock.read,
+      })
+      const { port } = open[open.length - 1].server.address() as AddressInfo
+      await agent.get('/').expect(200)
+      await new Promise<void>((resolve) => {
+        const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
+        abandoned.on('error', () => resolve())
+        setTimeout(() => {
+          abandoned.destroy()
+          resolve()
+        }, 30)
+      })
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      // Without the refund the queue (burst 2) would still be full on the unmoved clock.
+      const third = await agent.get('/').expect(200)
+      expect(third.body).toEqual({ ok: true, remaining: 0 })
     })
 
     test('a failing store goes to error handling as 500 by default', async () => {
