@@ -166,6 +166,31 @@ describe('Fastify 5: plugin specifics', () => {
     expect(calls).toHaveLength(2)
   })
 
+  const STAGES = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
+  test.each(STAGES)('hook: %s runs the limit at that stage of the lifecycle', async (hook) => {
+    const app = await build({ max: 1, hook })
+    const seen: string[] = []
+    app.get(
+      '/',
+      {
+        onRequest: async () => void seen.push('onRequest'),
+        preParsing: async (_request, _reply, payload) => {
+          seen.push('preParsing')
+          return payload
+        },
+        preValidation: async () => void seen.push('preValidation'),
+        preHandler: async () => void seen.push('preHandler'),
+      },
+      async () => 'ok',
+    )
+    expect((await hit(app, '/')).statusCode).toBe(200)
+    expect(seen).toEqual([...STAGES])
+    seen.length = 0
+    // Rejected: only the route's hooks of earlier stages ran; the limit comes first in its own.
+    expect((await hit(app, '/')).statusCode).toBe(429)
+    expect(seen).toEqual(STAGES.slice(0, STAGES.indexOf(hook)))
+  })
+
   test('hook: preHandler, onExceeding, onExceeded, ban, addHeaders toggles', async () => {
     const events: string[] = []
     const app = await build({
