@@ -6,9 +6,8 @@
 // Run: node bench/http.js  (after npm run build; needs redis-server on PATH)
 // BENCH_HTTP_SECONDS (default 3) per run, BENCH_HTTP_ROUNDS (default 3), BENCH_HTTP_CONNECTIONS (50).
 const { spawn, execFile } = require('node:child_process')
-const net = require('node:net')
 const path = require('node:path')
-const { table, fmt, writeResult } = require('./lib')
+const { table, fmt, writeResult, startRedisServer } = require('./lib')
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
@@ -31,16 +30,6 @@ const PEERS = {
   koa: { memory: 'koa-ratelimit (memory driver)', redis: 'koa-ratelimit (ioredis)' },
 }
 const AUTOCANNON = require.resolve('autocannon/autocannon.js')
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
-}
 
 /** Starts a child and resolves once a line of its stdout matches `ready`. */
 function startChild(command, args, ready) {
@@ -135,12 +124,8 @@ function label(framework, variant) {
 }
 
 async function main() {
-  const redisPort = await freePort()
-  const { child: redis } = await startChild(
-    'redis-server',
-    ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    /Ready to accept connections/,
-  )
+  const redis = await startRedisServer()
+  const redisPort = redis.port
   const runs = {} // framework -> variant -> [{ rps, ratio, p99, rejected }]
   const started = Date.now()
   try {
@@ -162,7 +147,7 @@ async function main() {
       }
     }
   } finally {
-    await stop(redis)
+    redis.stop()
   }
 
   const sections = []

@@ -3,6 +3,8 @@
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
+const net = require('node:net')
+const { spawn } = require('node:child_process')
 
 function machine() {
   return {
@@ -68,4 +70,90 @@ function writeResult(name, title, body, packages) {
   return text
 }
 
-module.exports = { machine, throughput, heapUsed, table, fmt, writeResult, versionOf }
+/** A TCP port free on 127.0.0.1 right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function answers(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.on('error', () => resolve(false))
+  })
+}
+
+/**
+ * Starts `command` with `args(port)` on a free loopback port and resolves once the port accepts
+ * connections; the server is killed when this process exits.
+ */
+async function startServer(command, args) {
+  const port = await freePort()
+  const child = spawn(command, args(port), { stdio: 'ignore' })
+  const stop = () => child.kill('SIGKILL')
+  process.on('exit', stop)
+  const failed = new Promise((resolve) => child.once('error', resolve))
+  for (let i = 0; i < 250; i++) {
+    const error = await Promise.race([failed, new Promise((r) => setTimeout(r, 20, null))])
+    if (error) throw error
+    if (await answers(port)) return { port, stop }
+  }
+  stop()
+  throw new Error(`${command} did not start on port ${port}`)
+}
+
+/** A private redis-server that keeps nothing on disk. */
+function startRedisServer() {
+  const dir = os.tmpdir()
+  return startServer('redis-server', (port) => [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+  ])
+}
+
+/** A private memcached (as root it must be told which user to run as). */
+function startMemcachedServer() {
+  const root = process.getuid?.() === 0 ? ['-u', 'root'] : []
+  return startServer('memcached', (port) => [
+    '-l',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-U',
+    '0',
+    '-m',
+    '256',
+    ...root,
+  ])
+}
+
+module.exports = {
+  freePort,
+  startServer,
+  startRedisServer,
+  startMemcachedServer,
+  machine,
+  throughput,
+  heapUsed,
+  table,
+  fmt,
+  writeResult,
+  versionOf,
+}

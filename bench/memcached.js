@@ -3,51 +3,21 @@
 // server process started here on a free loopback port. The Redis column is left out (with a
 // note) when @sluice/redis is not built or redis-server is missing.
 // Run: node bench/memcached.js  (after npm run build)
-const { spawn } = require('node:child_process')
-const net = require('node:net')
 const { createLimiter } = require('@sluice/core')
 const { MemcachedStore } = require('@sluice/memcached')
-const { throughput, table, fmt, writeResult } = require('./lib')
+const {
+  throughput,
+  table,
+  fmt,
+  writeResult,
+  startRedisServer,
+  startMemcachedServer,
+} = require('./lib')
 
 const OPS = Number(process.env.BENCH_MC_OPS ?? 40_000)
 const IN_FLIGHT = Number(process.env.BENCH_MC_IN_FLIGHT ?? 50)
 const BIG = 100_000_000 // never limited: every request takes the admit (write) path
 const ALGORITHMS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra']
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-function answers(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.on('error', () => resolve(false))
-  })
-}
-
-/** Starts `command` on a free port and waits until the port accepts connections. */
-async function startServer(command, args) {
-  const port = await freePort()
-  const child = spawn(command, args(port), { stdio: 'ignore' })
-  const failed = new Promise((resolve) => child.once('error', resolve))
-  for (let i = 0; i < 250; i++) {
-    const error = await Promise.race([failed, new Promise((r) => setTimeout(r, 20, null))])
-    if (error) throw error
-    if (await answers(port)) return { port, stop: () => child.kill('SIGKILL') }
-  }
-  child.kill('SIGKILL')
-  throw new Error(`${command} did not start on port ${port}`)
-}
 
 async function redisSide() {
   let RedisStore, Redis
@@ -61,16 +31,7 @@ async function redisSide() {
   }
   let server
   try {
-    server = await startServer('redis-server', (port) => [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ])
+    server = await startRedisServer()
   } catch (error) {
     return { note: `Redis column skipped: redis-server could not start (${error.message}).` }
   }
@@ -100,18 +61,7 @@ async function measure(store, algorithm, hot) {
 }
 
 async function main() {
-  const root = process.getuid?.() === 0 ? ['-u', 'root'] : []
-  const memcached = await startServer('memcached', (port) => [
-    '-l',
-    '127.0.0.1',
-    '-p',
-    String(port),
-    '-U',
-    '0',
-    '-m',
-    '256',
-    ...root,
-  ])
+  const memcached = await startMemcachedServer()
   const mcStore = new MemcachedStore({ servers: `127.0.0.1:${memcached.port}` })
   const redis = await redisSide()
   const rows = []

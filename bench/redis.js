@@ -4,74 +4,18 @@
 // ceiling (redis-benchmark: EVALSHA of a trivial script, same server); Redis bytes per key;
 // Redis commands the block cache saves under a flood. Starts its own redis-server on a free
 // port. Run: node bench/redis.js  (after npm run build)
-const { spawn, execFileSync } = require('node:child_process')
-const { createServer } = require('node:net')
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
-const { setTimeout: delay } = require('node:timers/promises')
+const { execFileSync } = require('node:child_process')
 const { Redis } = require('ioredis')
 const { createLimiter } = require('@sluice/core')
 const { RedisStore } = require('@sluice/redis')
 const { RateLimiterRedis } = require('rate-limiter-flexible')
-const { throughput, table, fmt, writeResult } = require('./lib')
+const { throughput, table, fmt, writeResult, startRedisServer } = require('./lib')
 
 const SEQUENTIAL_OPS = Number(process.env.BENCH_REDIS_SEQ_OPS ?? 20_000)
 const IN_FLIGHT_OPS = Number(process.env.BENCH_REDIS_OPS ?? 200_000)
 const IN_FLIGHT = 1000
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-async function startRedis() {
-  const port = await freePort()
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-redis-'))
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  )
-  const stop = () => {
-    child.kill('SIGKILL')
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
-  process.on('exit', stop)
-  for (let i = 0; i < 200; i++) {
-    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null })
-    probe.on('error', () => undefined)
-    try {
-      await probe.connect()
-      await probe.ping()
-      probe.disconnect()
-      return { port, stop }
-    } catch {
-      probe.disconnect()
-      await delay(25)
-    }
-  }
-  throw new Error('redis-server did not start (is it installed?)')
-}
 
 /** redis-benchmark's EVALSHA of `return 1`: what one Redis does with no work in the script. */
 function rawCeiling(port, sha, clients, pipeline) {
@@ -106,7 +50,7 @@ async function commandCalls(admin) {
 }
 
 async function main() {
-  const redis = await startRedis()
+  const redis = await startRedisServer()
   const { port } = redis
   const admin = new Redis({ port })
   const plain = () => new Redis({ port })
