@@ -116,8 +116,10 @@ export function combineOutcomes(
   applied: readonly Policy[],
   outcomes: readonly PolicyOutcome[],
   cost: number,
+  at: number,
 ): Decision {
-  if (outcomes.length === 1 && applied === nominal) return singleDecision(nominal[0], outcomes[0])
+  if (outcomes.length === 1 && applied === nominal)
+    return singleDecision(nominal[0], outcomes[0], at)
   let allowed = true
   let delayMs = 0
   for (const outcome of outcomes) if (!outcome.allowed) allowed = false
@@ -150,13 +152,18 @@ export function combineOutcomes(
     policy: binding.policy,
     policies,
     degraded: false,
+    at,
   }
 }
 
 /** The common case, one policy at its nominal limit: the store's outcome serves as the PolicyDecision. */
-function singleDecision(policy: Policy, outcome: PolicyOutcome): Decision {
-  if (outcome instanceof Verdict && outcome.policy === policy) return outcome
+function singleDecision(policy: Policy, outcome: PolicyOutcome, at: number): Decision {
+  if (outcome instanceof Verdict && outcome.policy === policy) {
+    outcome.at = at
+    return outcome
+  }
   const verdict = new Verdict(policy)
+  verdict.at = at
   verdict.allowed = outcome.allowed
   verdict.remaining = outcome.remaining
   verdict.resetMs = outcome.resetMs
@@ -166,7 +173,7 @@ function singleDecision(policy: Policy, outcome: PolicyOutcome): Decision {
 }
 
 /** A decision made without the store (`onStoreError: 'allow' | 'deny'`). */
-function degradedDecision(policies: readonly Policy[], allowed: boolean): Decision {
+function degradedDecision(policies: readonly Policy[], allowed: boolean, at: number): Decision {
   const policy = policies[0]
   const retryAfterMs = allowed ? 0 : DENY_RETRY_MS
   const remaining = allowed ? policy.limit : 0
@@ -187,6 +194,7 @@ function degradedDecision(policies: readonly Policy[], allowed: boolean): Decisi
       delayMs: 0,
     })),
     degraded: true,
+    at,
   }
 }
 
@@ -203,6 +211,7 @@ function shadowDecision(decision: Decision): Decision {
     // Read explicitly: a Verdict derives `policies` through a getter, which a spread would drop.
     policies: decision.policies,
     degraded: decision.degraded,
+    at: decision.at,
     shadow: {
       allowed: decision.allowed,
       retryAfterMs: decision.retryAfterMs,
@@ -312,8 +321,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
     const storeError = toStoreError(error)
     if (onStoreError === 'throw') throw storeError
-    if (onStoreError === 'allow') return degradedDecision(policies, true)
-    if (onStoreError === 'deny') return degradedDecision(policies, false)
+    if (onStoreError === 'allow') return degradedDecision(policies, true, clock())
+    if (onStoreError === 'deny') return degradedDecision(policies, false, clock())
     const decision = await onStoreError.consume(key, { cost })
     return { ...decision, degraded: true }
   }
@@ -401,7 +410,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       if (!observed || look) return answerStoreError(error, key, Math.max(cost, 1))
       return observeStoreError(error, key, cost, timed ? performance.now() - started : 0)
     }
-    const decision = combineOutcomes(policies, applied, result.outcomes, cost)
+    const decision = combineOutcomes(policies, applied, result.outcomes, cost, request.now)
     if (!observed) return decision
     // peek decides nothing, so no event; a shadow limiter's peek still never reads as blocked.
     if (look) return shadow ? shadowDecision(decision) : decision
@@ -434,7 +443,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const latency = onDecision === undefined ? 0 : performance.now() - started
       return observeStoreError(error, key, cost, latency)
     }
-    const decision = combineOutcomes(policies, applied, outcomes, cost)
+    const decision = combineOutcomes(policies, applied, outcomes, cost, syncRequest.now)
     if (!observed) return Promise.resolve(decision)
     const latency = onDecision === undefined ? 0 : performance.now() - started
     return Promise.resolve(observe(key, cost, decision, latency, undefined))

@@ -25,6 +25,8 @@ export interface Decision {
   readonly policies: readonly PolicyDecision[]
   /** True when the store failed and `onStoreError` answered instead (`'allow'`, `'deny'` or a fallback limiter). */
   readonly degraded: boolean
+  /** When the decision was made, in ms on the limiter's clock; a refund of this request passes it as `at`. */
+  readonly at: number
   /**
    * Set only by a limiter created with `shadow: true`: what enforcing would have answered. The
    * decision itself then always admits (`allowed: true`, `retryAfterMs` 0, `delayMs` 0), so
@@ -55,6 +57,7 @@ export class Verdict implements Decision, PolicyDecision {
   retryAfterMs = 0
   delayMs = 0
   degraded = false
+  at = 0
   readonly limit: number
 
   constructor(readonly policy: Policy) {
@@ -66,7 +69,7 @@ export class Verdict implements Decision, PolicyDecision {
   }
 
   toJSON(): Omit<Decision, 'policies' | 'policy'> & { policy: string } {
-    const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, degraded } = this
+    const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, degraded, at } = this
     return {
       allowed,
       limit,
@@ -75,6 +78,7 @@ export class Verdict implements Decision, PolicyDecision {
       retryAfterMs,
       delayMs,
       degraded,
+      at,
       policy: this.policy.name,
     }
   }

@@ -25,6 +25,22 @@ describe('ipKey', () => {
     expect(ipKey()(req(mapped))).toBe('203.0.113.7')
   })
 
+  // The unparsed fast path must give what a full parse gives, including where it steps aside.
+  test.each([
+    ['10.0.0.1', '10.0.0.1'],
+    ['255.255.255.255', '255.255.255.255'],
+    ['0.0.0.0', '0.0.0.0'],
+    ['::ffff:10.0.0.1', '10.0.0.1'],
+    ['010.0.0.1', '8.0.0.1'], // leading zero: ipaddr.js reads octal, and so do we
+    ['256.1.1.1', '256.1.1.1'], // not an address: kept as given
+    ['1.2.3', '1.2.0.3'], // classful three-part form, as ipaddr.js parses it
+    ['1.2.3.4.5', '1.2.3.4.5'],
+    ['1..3.4', '1..3.4'],
+    ['::ffff:999.1.1.1', '::ffff:999.1.1.1'],
+  ])('normalizeIp(%s) is %s', (ip, expected) => {
+    expect(normalizeIp(ip)).toBe(expected)
+  })
+
   test('IPv6 grouped to /64 by default; configurable; false keeps the address', () => {
     expect(ipKey()(req('2001:db8:1:2:aaaa:bbbb:cccc:dddd'))).toBe('2001:db8:1:2::/64')
     expect(ipKey()(req('2001:DB8:1:2::1'))).toBe('2001:db8:1:2::/64')

@@ -58,8 +58,11 @@ export function checkIpv6Subnet(value: unknown, option = 'ipv6Subnet'): number |
  * address is returned unchanged (it still keys the request; it just is not grouped).
  */
 export function normalizeIp(ip: string, subnet: number | false = 64): string {
-  // Fast path: the common dotted IPv4 needs no parsing.
-  if (ipaddr.IPv4.isValidFourPartDecimal(ip)) return ip
+  // Fast paths, checked without parsing (a full parse costs ~0.4 us, a third of a request's
+  // limiter time): a canonical dotted IPv4 is its own key, and so is one that a dual-stack
+  // server reports as ::ffff:a.b.c.d. Everything else goes through ipaddr.js.
+  if (isCanonicalIPv4(ip, 0)) return ip
+  if (ip.length > 7 && ip.startsWith('::ffff:') && isCanonicalIPv4(ip, 7)) return ip.slice(7)
   if (!ipaddr.isValid(ip)) return ip
   const address = ipaddr.parse(ip)
   if (address.kind() === 'ipv4') return address.toString()
@@ -73,6 +76,28 @@ export function normalizeIp(ip: string, subnet: number | false = 64): string {
     parts[i] = keep === 0 ? 0 : parts[i] & ((0xffff << (16 - keep)) & 0xffff)
   }
   return `${new ipaddr.IPv6(parts).toRFC5952String()}/${subnet}`
+}
+
+/** True when `ip` from `start` is four decimal octets 0-255 with no leading zeros, e.g. 10.0.0.1. */
+function isCanonicalIPv4(ip: string, start: number): boolean {
+  let dots = 0
+  let octet = 0
+  let digits = 0
+  for (let i = start; i < ip.length; i++) {
+    const code = ip.charCodeAt(i)
+    if (code === 46) {
+      if (digits === 0 || ++dots > 3) return false
+      octet = 0
+      digits = 0
+    } else if (code >= 48 && code <= 57) {
+      if (digits > 0 && octet === 0) return false // leading zero: not canonical
+      octet = octet * 10 + (code - 48)
+      if (++digits > 3 || octet > 255) return false
+    } else {
+      return false
+    }
+  }
+  return dots === 3 && digits > 0
 }
 
 /** The default key: the client IP, IPv6 grouped by subnet, a documented fallback without one. */

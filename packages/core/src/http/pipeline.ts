@@ -454,7 +454,8 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     const units = typeof cost === 'function' ? checkPositiveInteger(await cost(req), 'cost') : cost
     const limiter = fixed ?? limiterFor(await (limitOption as (req: Req) => Awaitable<number>)(req))
     const decision = await limiter.consume(key, { cost: units })
-    const now = clock()
+    // The instant the limiter decided at: exact for refunds, and no second clock read.
+    const now = decision.at
     const times = responseTimes(decision, now, defaults.resetStyle)
     const headers = writeHeaders(decision, times)
     if (decision.allowed) {

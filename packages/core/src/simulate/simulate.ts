@@ -107,7 +107,7 @@ export function simulate(trace: Trace, options: SimulateOptions): SimulationResu
       steps.forEach((step, i) => step.algorithm.apply(row, bases[i], at, step.policy, cost))
       admitted++
     }
-    const decision = combineOutcomes(policies, policies, outcomes, cost)
+    const decision = combineOutcomes(policies, policies, outcomes, cost, at)
     requests.push({
       at,
       key,
