@@ -174,6 +174,22 @@ async function measure(algorithm, trace, exact) {
 
 const pct = (part, whole) => `${((100 * part) / whole).toFixed(3)}%`
 
+/** One row of docs/bench/accuracy.json: shares in percent, windows as multiples of the limit. */
+function record(r) {
+  const share = (part) => (100 * part) / r.requests
+  return {
+    requests: r.requests,
+    wronglyAdmittedPct: share(r.wronglyAdmitted),
+    wronglyRejectedPct: share(r.wronglyRejected),
+    misclassifiedPct: share(r.wronglyAdmitted + r.wronglyRejected),
+    rateErrorPct: share(r.rateError),
+    differsPct: share(r.differs),
+    admittedVsExact: r.admitted / r.exactAdmitted,
+    worstWindowAdmitted: r.worstAdmitted / LIMIT,
+    worstWindowPassed: r.worstPassed / LIMIT,
+  }
+}
+
 function row(name, r) {
   return [
     name,
@@ -210,16 +226,19 @@ async function main() {
   })
   const totals = []
   const detail = []
+  const data = { limit: LIMIT, windowMs: WINDOW_MS, seed: SEED, totals: [], traces: [] }
   for (const algorithm of ALGORITHMS) {
     const sum = {}
     for (const { name, trace, exact } of built) {
       const r = await measure(algorithm, trace, exact)
       detail.push(row(`${algorithm} / ${name}`, r))
+      data.traces.push({ algorithm, trace: name, ...record(r) })
       for (const [k, v] of Object.entries(r)) {
         sum[k] = k.startsWith('worst') ? Math.max(sum[k] ?? 0, v) : (sum[k] ?? 0) + v
       }
     }
     totals.push(row(algorithm, sum))
+    data.totals.push({ algorithm, ...record(sum) })
   }
   const sizes = built.map((b) => `${b.name} ${b.trace.length.toLocaleString('en')}`).join(', ')
   const body = `Limit ${LIMIT} per ${WINDOW_MS / 1000} s for every client; the meters (token-bucket, leaky-bucket, gcra) with the default burst = limit. Traces (seeded, the same on every run): ${sizes} requests. Reference: an exact sliding log of the same limit and window, written in the benchmark independently of Sluice.
@@ -239,7 +258,13 @@ ${table(HEADERS, totals)}
 
 ${table(HEADERS, detail)}`
   console.log(
-    writeResult('accuracy', 'Accuracy against an exact sliding window', body, ['@sluice/core']),
+    writeResult(
+      'accuracy',
+      'Accuracy against an exact sliding window',
+      body,
+      ['@sluice/core'],
+      data,
+    ),
   )
 }
 

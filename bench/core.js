@@ -82,10 +82,25 @@ async function main() {
   )
   const note = `\n\n${fmt(HOT_OPS)} decisions on one hot key and ${fmt(KEYS)} distinct keys (first touch, then a second pass), ${IN_FLIGHT} in flight, limits high enough that every request is admitted. sliding-log's hot-key row spreads over 10,000 keys because one key admits only 10.`
   console.log(
-    writeResult('core', 'Decisions per second and memory per key (memory store)', body + note, [
-      '@sluice/core',
-      'rate-limiter-flexible',
-    ]),
+    writeResult(
+      'core',
+      'Decisions per second and memory per key (memory store)',
+      body + note,
+      ['@sluice/core', 'rate-limiter-flexible'],
+      {
+        hotOps: HOT_OPS,
+        keys: KEYS,
+        inFlight: IN_FLIGHT,
+        rows: [peer, ...results].map((r) => ({
+          name: r.name,
+          peer: r === peer,
+          hot: r.hot,
+          insert: r.insert,
+          update: r.update,
+          bytesPerKey: r.bytes,
+        })),
+      },
+    ),
   )
 }
 

@@ -151,7 +151,27 @@ async function main() {
   }
 
   const sections = []
+  const data = {
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    connections: CONNECTIONS,
+    frameworks: {}, // framework -> { peer, rows: [{ variant, label, rps, ratio, p99, rejected }] }
+  }
   for (const framework of FRAMEWORKS) {
+    data.frameworks[framework] = {
+      peer: PEERS[framework],
+      rows: VARIANTS.map((variant) => {
+        const list = runs[framework][variant]
+        return {
+          variant,
+          label: label(framework, variant),
+          rps: median(list.map((r) => r.rps)),
+          ratio: median(list.map((r) => r.ratio)),
+          p99: median(list.map((r) => r.p99)),
+          rejected: median(list.map((r) => r.rejected)),
+        }
+      }),
+    }
     const rows = VARIANTS.map((variant) => {
       const list = runs[framework][variant]
       const rps = median(list.map((r) => r.rps))
@@ -181,18 +201,24 @@ async function main() {
 
 ${sections.join('\n\n')}`
   console.log(
-    writeResult('http', 'HTTP benchmark', body, [
-      '@sluice/core',
-      'express',
-      'fastify',
-      'koa',
-      'express-rate-limit',
-      'rate-limit-redis',
-      '@fastify/rate-limit',
-      'koa-ratelimit',
-      'ioredis',
-      'autocannon',
-    ]),
+    writeResult(
+      'http',
+      'HTTP benchmark',
+      body,
+      [
+        '@sluice/core',
+        'express',
+        'fastify',
+        'koa',
+        'express-rate-limit',
+        'rate-limit-redis',
+        '@fastify/rate-limit',
+        'koa-ratelimit',
+        'ioredis',
+        'autocannon',
+      ],
+      data,
+    ),
   )
 }
 

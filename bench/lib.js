@@ -59,14 +59,33 @@ function table(headers, rows) {
 const fmt = (n) =>
   n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(0)}k` : n.toFixed(0)
 
-/** Writes a result file under docs/bench/ with the machine and versions on top. */
-function writeResult(name, title, body, packages) {
-  const dir = path.resolve(__dirname, '../docs/bench')
+/** Where result files go: docs/bench/, or BENCH_RESULTS_DIR (a trial run that must not overwrite them). */
+function resultsDir() {
+  return path.resolve(process.env.BENCH_RESULTS_DIR ?? path.join(__dirname, '../docs/bench'))
+}
+
+/**
+ * Writes a result file under docs/bench/ with the machine and versions on top; with `data`, also
+ * `<name>.json` beside it (the machine, the versions and `data`, the figures unrounded), which
+ * bench/charts.js draws.
+ */
+function writeResult(name, title, body, packages, data) {
+  const dir = resultsDir()
   fs.mkdirSync(dir, { recursive: true })
   const m = machine()
   const versions = packages.map((p) => `${p} ${versionOf(p)}`).join(', ')
   const text = `# ${title}\n\nMeasured ${m.date} on ${m.cpus}, ${m.memory}, Node ${m.node}. Packages: ${versions}.\n\n${body}\n`
   fs.writeFileSync(path.join(dir, `${name}.md`), text)
+  if (data !== undefined) {
+    const record = {
+      name,
+      title,
+      machine: m,
+      packages: Object.fromEntries(packages.map((p) => [p, versionOf(p)])),
+      data,
+    }
+    fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(record, null, 2) + '\n')
+  }
   return text
 }
 
@@ -155,5 +174,6 @@ module.exports = {
   table,
   fmt,
   writeResult,
+  resultsDir,
   versionOf,
 }

@@ -65,6 +65,7 @@ async function main() {
   const mcStore = new MemcachedStore({ servers: `127.0.0.1:${memcached.port}` })
   const redis = await redisSide()
   const rows = []
+  const data = [] // the same cells, unrounded, for docs/bench/memcached.json
   try {
     for (const algorithm of ALGORITHMS) {
       for (const hot of [false, true]) {
@@ -78,6 +79,14 @@ async function main() {
           rd ? fmt(rd.rate) + failures(rd) : 'n/a',
           rd ? `${(mc.rate / rd.rate).toFixed(2)}x` : 'n/a',
         ])
+        data.push({
+          algorithm,
+          keys: hot ? 'hot' : 'distinct',
+          memcached: mc.rate,
+          memcachedFailed: mc.failed,
+          redis: rd ? rd.rate : null,
+          redisFailed: rd ? rd.failed : null,
+        })
       }
     }
   } finally {
@@ -105,6 +114,7 @@ async function main() {
       'Decisions per second: MemcachedStore beside RedisStore',
       body + note,
       ['@sluice/memcached', '@sluice/redis', 'memjs', 'ioredis'],
+      { ops: OPS, inFlight: IN_FLIGHT, rows: data },
     ),
   )
 }

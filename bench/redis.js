@@ -202,7 +202,22 @@ async function main() {
     ),
   ].join('\n')
   console.log(text)
-  writeResult('redis', 'Redis store', text, ['ioredis', 'rate-limiter-flexible'])
+  writeResult('redis', 'Redis store', text, ['ioredis', 'rate-limiter-flexible'], {
+    keys: KEYS,
+    inFlight: IN_FLIGHT,
+    rows: results.map((r) => ({
+      name: r.name,
+      peer: r === peer,
+      sequential: r.sequential,
+      inFlight: r.inFlight,
+    })),
+    ceiling: { clients50: ceiling, pipelined: ceilingPipelined },
+    bytesPerKey: memory.map(([name, bytes]) => ({ name, peer: !name.startsWith('Sluice'), bytes })),
+    blockCache: {
+      on: { calls: withCache.calls, rate: withCache.rate },
+      off: { calls: withoutCache.calls, rate: withoutCache.rate },
+    },
+  })
 
   for (const c of clients) c.disconnect()
   admin.disconnect()

@@ -1,5 +1,6 @@
 'use strict'
-// npm run bench [core|redis|http|memcached|accuracy|pictures|all]: each part runs in its own process.
+// npm run bench [core|redis|http|memcached|accuracy|pictures|charts|all]: each part runs in its own
+// process. charts comes last: it draws docs/img/bench-*.svg from the JSON the others wrote.
 const { spawnSync } = require('node:child_process')
 const path = require('node:path')
 const fs = require('node:fs')
@@ -11,6 +12,7 @@ const parts = {
   memcached: 'memcached.js',
   accuracy: 'accuracy.js',
   pictures: 'pictures.js',
+  charts: 'charts.js',
 }
 const wanted = process.argv[2] ?? 'all'
 const names = wanted === 'all' ? Object.keys(parts) : [wanted]

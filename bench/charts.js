@@ -1,0 +1,608 @@
+'use strict'
+// Draws the benchmark results in docs/bench/<part>.json (written by the bench scripts through
+// lib.js writeResult) as bar charts in docs/img/bench-<part>.svg: hand-written SVG in the style
+// of the simulator's pictures (packages/core/src/simulate/svg.ts: same escaping, same Dark2
+// colours, sans-serif 10 px). Every input is checked first; a missing or malformed file is
+// reported with the path of the bad field and the process exits 1 (the charts of the valid
+// files are still written).
+// Run: node bench/charts.js [part ...]  (after npm run build; BENCH_RESULTS_DIR and
+// BENCH_IMG_DIR read and write elsewhere)
+const fs = require('node:fs')
+const path = require('node:path')
+const { SVG_COLORS } = require('@sluice/core')
+const { fmt, resultsDir } = require('./lib')
+
+const COLORS = {
+  sluice: SVG_COLORS.admitted, // Dark2 teal
+  peer: '#7570b3', // Dark2 purple
+  neutral: '#999', // baselines and ceilings
+  wrongAdmit: SVG_COLORS.rejected, // Dark2 orange
+  wrongReject: '#e7298a', // Dark2 pink
+  text: '#333',
+}
+const FAINT = 0.45 // fill-opacity of the rejecting-path bars
+const BAR = 12
+const BAR_GAP = 5
+const CHAR = 5.3 // mean advance of a 10 px sans-serif character, for layout only
+const VALUE_ROOM = 92
+const HALO = 'stroke="#fff" stroke-width="3" paint-order="stroke"' // keeps values legible over a mark // room right of the longest bar for its value
+
+/** As in simulate/svg.ts: every character XML gives meaning to becomes a numeric reference. */
+function escapeXml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+const num = (n) => String(Math.round(n * 10) / 10)
+const text = (x, y, content, attrs = '') =>
+  `<text x="${num(x)}" y="${num(y)}"${attrs ? ' ' + attrs : ''}>${escapeXml(content)}</text>`
+
+// ---------------------------------------------------------------------------------------------
+// Input checks
+
+class InputError extends Error {}
+
+function check(condition, where, what) {
+  if (!condition) throw new InputError(`${where} ${what}`)
+}
+const isNumber = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0
+function numberAt(obj, key, where) {
+  check(isNumber(obj?.[key]), `${where}.${key}`, 'must be a finite number >= 0')
+  return obj[key]
+}
+function stringAt(obj, key, where) {
+  check(typeof obj?.[key] === 'string' && obj[key] !== '', `${where}.${key}`, 'must be a string')
+  return obj[key]
+}
+function arrayAt(obj, key, where) {
+  check(Array.isArray(obj?.[key]) && obj[key].length > 0, `${where}.${key}`, 'must be a list')
+  return obj[key]
+}
+function objectAt(obj, key, where) {
+  const v = obj?.[key]
+  check(typeof v === 'object' && v !== null && !Array.isArray(v), `${where}.${key}`, 'missing')
+  return v
+}
+
+/** The common envelope of every result file: name, title, machine, packages, data. */
+function envelope(record, name) {
+  check(typeof record === 'object' && record !== null, name, 'must be an object')
+  check(record.name === name, `${name}.name`, `must be "${name}"`)
+  stringAt(record, 'title', name)
+  const machine = objectAt(record, 'machine', name)
+  for (const key of ['date', 'node', 'cpus', 'memory']) stringAt(machine, key, `${name}.machine`)
+  objectAt(record, 'packages', name)
+  return objectAt(record, 'data', name)
+}
+
+const checks = {
+  http(data) {
+    const frameworks = objectAt(data, 'frameworks', 'data')
+    check(Object.keys(frameworks).length > 0, 'data.frameworks', 'must not be empty')
+    for (const [name, f] of Object.entries(frameworks)) {
+      const where = `data.frameworks.${name}`
+      const peer = objectAt(f, 'peer', where)
+      stringAt(peer, 'memory', `${where}.peer`)
+      stringAt(peer, 'redis', `${where}.peer`)
+      const rows = arrayAt(f, 'rows', where)
+      rows.forEach((r, i) => {
+        stringAt(r, 'variant', `${where}.rows[${i}]`)
+        stringAt(r, 'label', `${where}.rows[${i}]`)
+        for (const k of ['rps', 'ratio', 'p99', 'rejected']) numberAt(r, k, `${where}.rows[${i}]`)
+      })
+      for (const v of ['none', 'sluice-memory', 'peer-memory']) {
+        check(
+          rows.some((r) => r.variant === v),
+          `${where}.rows`,
+          `has no "${v}" row`,
+        )
+      }
+    }
+  },
+  core(data) {
+    numberAt(data, 'keys', 'data')
+    const rows = arrayAt(data, 'rows', 'data')
+    rows.forEach((r, i) => {
+      stringAt(r, 'name', `data.rows[${i}]`)
+      check(typeof r.peer === 'boolean', `data.rows[${i}].peer`, 'must be true or false')
+      for (const k of ['hot', 'insert', 'update', 'bytesPerKey']) numberAt(r, k, `data.rows[${i}]`)
+    })
+    check(rows.filter((r) => r.peer).length === 1, 'data.rows', 'must have exactly one peer row')
+  },
+  redis(data) {
+    numberAt(data, 'inFlight', 'data')
+    const rows = arrayAt(data, 'rows', 'data')
+    rows.forEach((r, i) => {
+      stringAt(r, 'name', `data.rows[${i}]`)
+      check(typeof r.peer === 'boolean', `data.rows[${i}].peer`, 'must be true or false')
+      numberAt(r, 'sequential', `data.rows[${i}]`)
+      numberAt(r, 'inFlight', `data.rows[${i}]`)
+    })
+    check(rows.filter((r) => r.peer).length === 1, 'data.rows', 'must have exactly one peer row')
+    const ceiling = objectAt(data, 'ceiling', 'data')
+    numberAt(ceiling, 'clients50', 'data.ceiling')
+    numberAt(ceiling, 'pipelined', 'data.ceiling')
+    arrayAt(data, 'bytesPerKey', 'data').forEach((r, i) => {
+      stringAt(r, 'name', `data.bytesPerKey[${i}]`)
+      numberAt(r, 'bytes', `data.bytesPerKey[${i}]`)
+    })
+  },
+  memcached(data) {
+    arrayAt(data, 'rows', 'data').forEach((r, i) => {
+      stringAt(r, 'algorithm', `data.rows[${i}]`)
+      check(r.keys === 'hot' || r.keys === 'distinct', `data.rows[${i}].keys`, 'hot or distinct')
+      numberAt(r, 'memcached', `data.rows[${i}]`)
+      if (r.redis !== null) numberAt(r, 'redis', `data.rows[${i}]`)
+    })
+  },
+  accuracy(data) {
+    numberAt(data, 'limit', 'data')
+    numberAt(data, 'windowMs', 'data')
+    arrayAt(data, 'totals', 'data').forEach((r, i) => {
+      const where = `data.totals[${i}]`
+      stringAt(r, 'algorithm', where)
+      for (const k of [
+        'wronglyAdmittedPct',
+        'wronglyRejectedPct',
+        'misclassifiedPct',
+        'worstWindowAdmitted',
+        'worstWindowPassed',
+      ]) {
+        numberAt(r, k, where)
+      }
+      check(r.misclassifiedPct <= 100, `${where}.misclassifiedPct`, 'must be a percentage')
+    })
+  },
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing
+
+/**
+ * A horizontal bar panel at (x, y): one row per entry, `segments` stacked left to right, the
+ * row's `value` text right of its bar, dashed `marks` (baseline, ceiling, limit) across all
+ * rows. `labelWidth` 0 draws no row labels (a panel beside another that has them).
+ * Returns { svg, height }.
+ */
+function barPanel({ x, y, width, labelWidth, title, rows, marks = [], max }) {
+  const parts = []
+  const top = y + (title ? 16 : 0)
+  const rowsHeight = rows.reduce((h, r) => h + (r.gapBefore ?? 0) + BAR + BAR_GAP, 0)
+  const bottom = top + 4 + rowsHeight - BAR_GAP + 3
+  if (title) parts.push(text(x, y + 10, title, 'font-weight="bold"'))
+  const barLeft = x + labelWidth
+  const barWidth = Math.max(40, width - labelWidth - VALUE_ROOM)
+  const total = (r) => r.segments.reduce((s, seg) => s + seg.value, 0)
+  const scale = max ?? Math.max(...rows.map(total), ...marks.map((m) => m.value)) * 1.02
+  const at = (v) => barLeft + (scale > 0 ? (v / scale) * barWidth : 0)
+  const values = [] // drawn last, over the marks
+  let rowY = top + 4
+  for (const row of rows) {
+    rowY += row.gapBefore ?? 0
+    if (labelWidth > 0 && row.label) {
+      parts.push(text(barLeft - 6, rowY + BAR - 2, row.label, 'text-anchor="end"'))
+    }
+    let from = 0
+    for (const seg of row.segments) {
+      const w = at(from + seg.value) - at(from)
+      if (w > 0) {
+        parts.push(
+          `<rect x="${num(at(from))}" y="${num(rowY)}" width="${num(Math.max(w, 0.5))}" height="${BAR}" fill="${seg.color}"${seg.faint ? ` fill-opacity="${FAINT}"` : ''}/>`,
+        )
+      }
+      from += seg.value
+    }
+    if (row.value) values.push(text(at(from) + 4, rowY + BAR - 2, row.value, HALO))
+    rowY += BAR + BAR_GAP
+  }
+  parts.push(
+    `<line x1="${num(barLeft)}" y1="${num(top)}" x2="${num(barLeft)}" y2="${num(bottom)}" stroke="${COLORS.text}"/>`,
+  )
+  for (const mark of marks) {
+    const mx = at(mark.value)
+    parts.push(
+      `<line x1="${num(mx)}" y1="${num(top)}" x2="${num(mx)}" y2="${num(bottom)}" stroke="${COLORS.text}" stroke-dasharray="4 3"/>`,
+      text(mx, bottom + 11, mark.label, 'text-anchor="middle" font-size="9"'),
+    )
+  }
+  parts.push(...values)
+  return { svg: parts.join('\n'), height: bottom - y + (marks.length ? 14 : 0) }
+}
+
+/** Coloured squares and their meanings, in one line from (x, y). Returns the svg. */
+function legend(x, y, entries) {
+  const parts = []
+  let at = x
+  for (const e of entries) {
+    parts.push(
+      `<rect x="${num(at)}" y="${num(y - 9)}" width="10" height="10" fill="${e.color}"${e.faint ? ` fill-opacity="${FAINT}"` : ''}/>`,
+      text(at + 14, y, e.label),
+    )
+    at += 14 + e.label.length * 5 + 16
+  }
+  return parts.join('\n')
+}
+
+const labelWidthOf = (labels) => Math.ceil(Math.max(...labels.map((l) => l.length)) * CHAR) + 10
+
+/** Title and subtitle (wrapped to the width); `bottom` is where the legend line goes. */
+function header(width, title, subtitle) {
+  const lines = []
+  let line = ''
+  for (const word of subtitle.split(' ')) {
+    if (line && (line.length + 1 + word.length) * CHAR > width - 16) {
+      lines.push(line)
+      line = word
+    } else line = line ? `${line} ${word}` : word
+  }
+  lines.push(line)
+  const svg = [
+    text(8, 18, title, 'font-size="13" font-weight="bold"'),
+    ...lines.map((l, i) => text(8, 33 + 13 * i, l, 'fill="#666"')),
+  ].join('\n')
+  const bottom = 33 + 13 * (lines.length - 1)
+  return { svg, title, legendY: bottom + 18, top: bottom + 30 }
+}
+
+/** A standalone SVG document: the header, the content, a description for screen readers. */
+function documentSvg({ width, height, head, description, body }) {
+  return (
+    [
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${num(height)}" viewBox="0 0 ${width} ${num(height)}" role="img" aria-label="${escapeXml(head.title)}" font-family="sans-serif" font-size="10" fill="${COLORS.text}">`,
+      `<title>${escapeXml(head.title)}</title>`,
+      `<desc>${escapeXml(description)}</desc>`,
+      `<rect width="${width}" height="${num(height)}" fill="#fff"/>`,
+      head.svg,
+      body,
+      '</svg>',
+    ].join('\n') + '\n'
+  )
+}
+
+const measured = (record, extra) =>
+  `Measured ${record.machine.date} on ${record.machine.cpus}, Node ${record.machine.node}${extra ? `; ${extra}` : ''}. Source: docs/bench/${record.name}.md`
+const times = (r) => `${r.toFixed(2)}x`
+const capital = (s) => s[0].toUpperCase() + s.slice(1)
+
+const charts = {
+  http(record) {
+    const { frameworks, connections, seconds, rounds } = record.data
+    const width = 760
+    const labels = Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label))
+    const labelWidth = labelWidthOf(labels)
+    const head = header(
+      width,
+      'HTTP requests per second, median (beside each bar: ratio to no limiter)',
+      measured(
+        record,
+        `autocannon, ${connections} connections, ${seconds} s x ${rounds} rounds; load generator, server and Redis share the cores`,
+      ),
+    )
+    const parts = []
+    const summary = []
+    let y = head.top
+    for (const [name, f] of Object.entries(frameworks)) {
+      const cost = (variant) => {
+        const row = f.rows.find((r) => r.variant === variant)
+        return `${Math.round((1 - row.ratio) * 100)}%`
+      }
+      const title = `${capital(name)}: Sluice memory costs ${cost('sluice-memory')} of the baseline, ${f.peer.memory} ${cost('peer-memory')}`
+      const baseline = f.rows.find((r) => r.variant === 'none')
+      const rows = f.rows.map((r) => ({
+        label: r.label,
+        value: r.variant === 'none' ? fmt(r.rps) : `${fmt(r.rps)}, ${times(r.ratio)}`,
+        segments: [
+          {
+            value: r.rps,
+            color: r.variant.startsWith('sluice')
+              ? COLORS.sluice
+              : r.variant.startsWith('peer')
+                ? COLORS.peer
+                : COLORS.neutral,
+            faint: r.variant.endsWith('-reject'),
+          },
+        ],
+      }))
+      const panel = barPanel({
+        x: 8,
+        y,
+        width: width - 16,
+        labelWidth,
+        title,
+        rows,
+        marks: [{ value: baseline.rps, label: 'no limiter' }],
+      })
+      parts.push(panel.svg)
+      y += panel.height + 14
+      summary.push(`${title}; ${f.rows.map((r) => `${r.label} ${fmt(r.rps)} req/s`).join(', ')}.`)
+    }
+    parts.push(
+      legend(8, head.legendY, [
+        { color: COLORS.neutral, label: 'no limiter' },
+        { color: COLORS.sluice, label: 'Sluice' },
+        { color: COLORS.peer, label: "the framework's popular limiter" },
+        { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
+      ]),
+    )
+    return documentSvg({
+      width,
+      height: y,
+      head,
+      description: summary.join(' '),
+      body: parts.join('\n'),
+    })
+  },
+
+  core(record) {
+    const { rows, keys } = record.data
+    const peer = rows.find((r) => r.peer)
+    const width = 820
+    const labelWidth = labelWidthOf(rows.map((r) => r.name))
+    const panelWidth = (width - 16 - labelWidth) / 3
+    const color = (r) => (r.peer ? COLORS.peer : COLORS.sluice)
+    const head = header(
+      width,
+      'In-process decisions per second and memory per key: Sluice MemoryStore',
+      measured(record, 'every request admitted; beside each bar: ratio to the peer'),
+    )
+    const panels = [
+      ['hot key: decisions/s', 'hot', (v) => fmt(v)],
+      [`${fmt(keys)} keys, second pass: decisions/s`, 'update', (v) => fmt(v)],
+      ['heap bytes per key (lower is better)', 'bytesPerKey', (v) => `${v.toFixed(0)} B`],
+    ].map(([title, key, format], i) =>
+      barPanel({
+        x: 8 + (i === 0 ? 0 : labelWidth + i * panelWidth),
+        y: head.top,
+        width: i === 0 ? labelWidth + panelWidth - 8 : panelWidth - 8,
+        labelWidth: i === 0 ? labelWidth : 0,
+        title,
+        rows: rows.map((r) => ({
+          label: r.name,
+          value: r.peer ? format(r[key]) : `${format(r[key])}, ${times(r[key] / peer[key])}`,
+          segments: [{ value: r[key], color: color(r) }],
+        })),
+      }),
+    )
+    const height = head.top + Math.max(...panels.map((p) => p.height)) + 10
+    return documentSvg({
+      width,
+      height,
+      head,
+      description: rows
+        .map(
+          (r) =>
+            `${r.name}: ${fmt(r.hot)} hot-key decisions/s, ${fmt(r.update)}/s over ${fmt(keys)} keys, ${r.bytesPerKey.toFixed(0)} B per key.`,
+        )
+        .join(' '),
+      body: [
+        panels.map((p) => p.svg).join('\n'),
+        legend(8, head.legendY, [
+          { color: COLORS.sluice, label: 'Sluice' },
+          { color: COLORS.peer, label: 'rate-limiter-flexible' },
+        ]),
+      ].join('\n'),
+    })
+  },
+
+  redis(record) {
+    const { rows, ceiling, bytesPerKey, inFlight } = record.data
+    const peer = rows.find((r) => r.peer)
+    const width = 760
+    const ceilingLabel = 'raw ceiling: EVALSHA return 1, 50 clients'
+    const labelWidth = labelWidthOf([...rows.map((r) => r.name), ceilingLabel])
+    const head = header(
+      width,
+      'Redis store: decisions per second and bytes per key',
+      measured(
+        record,
+        `one Node process, one local redis-server; pipelined ceiling (-P ${inFlight}) ${fmt(ceiling.pipelined)}/s not drawn`,
+      ),
+    )
+    const speed = barPanel({
+      x: 8,
+      y: head.top,
+      width: width - 16,
+      labelWidth,
+      title: `decisions/s, ${inFlight} in flight, auto-pipelined (beside each bar: ratio to rate-limiter-flexible)`,
+      rows: [
+        ...rows.map((r) => ({
+          label: r.name,
+          value: r.peer
+            ? fmt(r.inFlight)
+            : `${fmt(r.inFlight)}, ${times(r.inFlight / peer.inFlight)}`,
+          segments: [{ value: r.inFlight, color: r.peer ? COLORS.peer : COLORS.sluice }],
+        })),
+        {
+          label: ceilingLabel,
+          value: fmt(ceiling.clients50),
+          segments: [{ value: ceiling.clients50, color: COLORS.neutral }],
+        },
+      ],
+      marks: [{ value: ceiling.clients50, label: `ceiling ${fmt(ceiling.clients50)}` }],
+    })
+    const y2 = head.top + speed.height + 14
+    const memory = barPanel({
+      x: 8,
+      y: y2,
+      width: width - 16,
+      labelWidth,
+      title: 'Redis bytes per key after one request (MEMORY USAGE; lower is better)',
+      rows: bytesPerKey.map((r) => ({
+        label: r.name,
+        value: `${r.bytes} B`,
+        segments: [{ value: r.bytes, color: r.peer ? COLORS.peer : COLORS.sluice }],
+      })),
+    })
+    return documentSvg({
+      width,
+      height: y2 + memory.height + 10,
+      head,
+      description: [
+        ...rows.map((r) => `${r.name}: ${fmt(r.inFlight)} decisions/s.`),
+        `Raw ceiling ${fmt(ceiling.clients50)}/s.`,
+        ...bytesPerKey.map((r) => `${r.name}: ${r.bytes} bytes per key.`),
+      ].join(' '),
+      body: [
+        speed.svg,
+        memory.svg,
+        legend(8, head.legendY, [
+          { color: COLORS.sluice, label: 'Sluice RedisStore' },
+          { color: COLORS.peer, label: 'rate-limiter-flexible RateLimiterRedis' },
+          { color: COLORS.neutral, label: 'redis-benchmark' },
+        ]),
+      ].join('\n'),
+    })
+  },
+
+  memcached(record) {
+    const { rows } = record.data
+    const width = 640
+    const labelOf = (r) => `${r.algorithm}, ${r.keys === 'hot' ? 'one hot key' : 'distinct keys'}`
+    const labelWidth = labelWidthOf(rows.map(labelOf))
+    const head = header(
+      width,
+      'MemcachedStore beside RedisStore: decisions per second',
+      measured(record),
+    )
+    const bars = rows.flatMap((r, i) => [
+      {
+        label: labelOf(r),
+        gapBefore: i === 0 ? 0 : 6,
+        value: `${fmt(r.memcached)}${r.memcachedFailed ? ` (${r.memcachedFailed} failed)` : ''}`,
+        segments: [{ value: r.memcached, color: COLORS.sluice }],
+      },
+      {
+        label: '',
+        value: r.redis === null ? 'n/a' : fmt(r.redis),
+        segments: [{ value: r.redis ?? 0, color: COLORS.peer }],
+      },
+    ])
+    const panel = barPanel({
+      x: 8,
+      y: head.top,
+      width: width - 16,
+      labelWidth,
+      title: 'decisions/s, every request admitted (the write path)',
+      rows: bars,
+    })
+    return documentSvg({
+      width,
+      height: head.top + panel.height + 10,
+      head,
+      description: rows
+        .map(
+          (r) =>
+            `${labelOf(r)}: memcached ${fmt(r.memcached)}/s, redis ${r.redis === null ? 'n/a' : `${fmt(r.redis)}/s`}.`,
+        )
+        .join(' '),
+      body: [
+        panel.svg,
+        legend(8, head.legendY, [
+          { color: COLORS.sluice, label: 'MemcachedStore' },
+          { color: COLORS.peer, label: 'RedisStore' },
+        ]),
+      ].join('\n'),
+    })
+  },
+
+  accuracy(record) {
+    const { totals, limit, windowMs } = record.data
+    const width = 760
+    const labelWidth = labelWidthOf(totals.map((r) => r.algorithm))
+    const panelWidth = (width - 16 - labelWidth) / 2
+    const head = header(
+      width,
+      'Accuracy against an exact sliding window, all traces',
+      measured(
+        record,
+        `limit ${limit} per ${windowMs / 1000} s; adversarial traces, clients near or over the limit`,
+      ),
+    )
+    const wrong = barPanel({
+      x: 8,
+      y: head.top,
+      width: labelWidth + panelWidth - 8,
+      labelWidth,
+      title: 'misclassified, % of all requests',
+      rows: totals.map((r) => ({
+        label: r.algorithm,
+        value: `${r.misclassifiedPct.toFixed(1)}%`,
+        segments: [
+          { value: r.wronglyAdmittedPct, color: COLORS.wrongAdmit },
+          { value: r.wronglyRejectedPct, color: COLORS.wrongReject },
+        ],
+      })),
+    })
+    const maxWorst = Math.max(2, ...totals.map((r) => r.worstWindowAdmitted))
+    const worst = barPanel({
+      x: 8 + labelWidth + panelWidth,
+      y: head.top,
+      width: panelWidth - 8,
+      labelWidth: 0,
+      title: `worst ${windowMs / 1000} s window, x the limit`,
+      max: maxWorst * 1.02,
+      rows: totals.map((r) => ({
+        label: r.algorithm,
+        value:
+          r.worstWindowPassed === r.worstWindowAdmitted
+            ? times(r.worstWindowAdmitted)
+            : `${times(r.worstWindowAdmitted)}, passed on ${times(r.worstWindowPassed)}`,
+        segments: [{ value: r.worstWindowAdmitted, color: COLORS.sluice }],
+      })),
+      marks: [{ value: 1, label: 'limit' }],
+    })
+    return documentSvg({
+      width,
+      height: head.top + Math.max(wrong.height, worst.height) + 10,
+      head,
+      description: totals
+        .map(
+          (r) =>
+            `${r.algorithm}: ${r.misclassifiedPct.toFixed(3)}% misclassified (${r.wronglyAdmittedPct.toFixed(3)}% wrongly admitted, ${r.wronglyRejectedPct.toFixed(3)}% wrongly rejected), worst window ${times(r.worstWindowAdmitted)} the limit.`,
+        )
+        .join(' '),
+      body: [
+        wrong.svg,
+        worst.svg,
+        legend(8, head.legendY, [
+          { color: COLORS.wrongAdmit, label: 'wrongly admitted' },
+          { color: COLORS.wrongReject, label: 'wrongly rejected' },
+          { color: COLORS.sluice, label: 'most admitted in one window' },
+        ]),
+      ].join('\n'),
+    })
+  },
+}
+
+function main() {
+  const from = resultsDir()
+  const to = path.resolve(process.env.BENCH_IMG_DIR ?? path.join(__dirname, '../docs/img'))
+  const wanted = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(charts)
+  const failures = []
+  fs.mkdirSync(to, { recursive: true })
+  for (const name of wanted) {
+    const file = path.join(from, `${name}.json`)
+    try {
+      if (!charts[name]) throw new InputError(`no chart named ${name}`)
+      if (!fs.existsSync(file)) throw new InputError('missing: run its benchmark first')
+      let record
+      try {
+        record = JSON.parse(fs.readFileSync(file, 'utf8'))
+      } catch (error) {
+        throw new InputError(`not JSON: ${error.message}`)
+      }
+      checks[name](envelope(record, name))
+      const svg = charts[name](record)
+      const out = path.join(to, `bench-${name}.svg`)
+      fs.writeFileSync(out, svg)
+      console.log(`${path.relative(process.cwd(), out)}  ${svg.length} B`)
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error
+      failures.push(`${path.relative(process.cwd(), file)}: ${error.message}`)
+    }
+  }
+  if (failures.length > 0) {
+    for (const f of failures) console.error(`charts: ${f}`)
+    process.exit(1)
+  }
+}
+
+main()
