@@ -1,6 +1,6 @@
 import { turnClock, type Clock } from './clock'
 import { Verdict, type Decision, type PolicyDecision } from './decision'
-import { describeValue, invalidOption, SluiceError, StoreError } from './errors'
+import { ConfigError, describeValue, invalidOption, SluiceError, StoreError } from './errors'
 import type { DecisionEvent, DecisionHook } from './events'
 import {
   checkKnownOptions,
@@ -9,10 +9,22 @@ import {
   type LimiterOptions,
   type StoreErrorMode,
 } from './options'
-import type { Policy, PolicyOutcome } from './policy'
+import { METER_ALGORITHMS, type Policy, type PolicyOutcome } from './policy'
 import { MemoryStore } from './store/memory-store'
 import type { Store, StoreResult } from './store/types'
 import { resolveThrottle } from './throttle'
+
+export interface WaitOptions {
+  /** Units to take. @default 1 */
+  cost?: number
+  /**
+   * The longest the caller will wait: a request whose slot is further away resolves as rejected
+   * (`allowed: false`) at once, taking nothing. @default the longest window of the limiter's policies
+   */
+  maxWaitMs?: number
+  /** Aborting gives the reserved slot back and rejects the wait with the signal's reason. @default undefined */
+  signal?: AbortSignal
+}
 
 export interface RefundOptions {
   /** Units to give back. @default 1 */
@@ -25,8 +37,26 @@ export interface RefundOptions {
 export interface Limiter {
   /** Decides one request of `cost` (default 1) and, when admitted, counts it. */
   consume(key: string, options?: ConsumeOptions): Promise<Decision>
-  /** What a request would see now (`remaining` is what is left), counting nothing. */
+  /** What a request would see now (`remaining` is what is left), counting nothing. Same as `get`. */
   peek(key: string): Promise<Decision>
+  /** The key's state without consuming: what a request would see now (`remaining` is what is left). */
+  get(key: string): Promise<Decision>
+  /**
+   * Refuses the key for `ms` whatever its counters say (kept apart from them, so consumes do not
+   * overwrite it); a later block replaces an earlier one; `reset` lifts it.
+   */
+  block(key: string, ms: number): Promise<void>
+  /** Takes `cost` units from every policy whatever the limit says, never beyond full. */
+  penalize(key: string, cost?: number): Promise<void>
+  /** Gives `cost` units back to every policy, from the newest usage, never below empty. */
+  reward(key: string, cost?: number): Promise<void>
+  /**
+   * Reserves the next slot in one store call and resolves with the Decision once the caller may
+   * go (after its `delayMs`). A slot further away than `maxWaitMs` resolves as rejected at once,
+   * taking nothing; an aborted `signal` gives the slot back and rejects. Meter algorithms only
+   * (token-bucket, leaky-bucket, gcra): a limiter with a counter policy throws a ConfigError.
+   */
+  wait(key: string, options?: WaitOptions): Promise<Decision>
   /** Gives back units an admitted request took (e.g. skipSuccessfulRequests); nothing into a reset window. */
   refund(key: string, options?: RefundOptions): Promise<void>
   /** Forgets the key's state under every policy. */
@@ -58,7 +88,7 @@ const KNOWN_OPTIONS = [
 /** Retry-After suggested by `onStoreError: 'deny'`: short, so clients come back when the store may be. */
 const DENY_RETRY_MS = 1000
 
-function checkStore(store: unknown): Store {
+export function checkStore(store: unknown): Store {
   const candidate = store as Partial<Store> | null
   if (
     typeof candidate !== 'object' ||
@@ -73,7 +103,7 @@ function checkStore(store: unknown): Store {
   return store as Store
 }
 
-function checkStoreErrorMode(mode: unknown): StoreErrorMode {
+export function checkStoreErrorMode(mode: unknown): StoreErrorMode {
   if (mode === 'throw' || mode === 'allow' || mode === 'deny') return mode
   if (
     typeof mode === 'object' &&
@@ -83,6 +113,44 @@ function checkStoreErrorMode(mode: unknown): StoreErrorMode {
     return mode as StoreErrorMode
   }
   return invalidOption('onStoreError', mode, "'throw', 'allow', 'deny' or a fallback Limiter")
+}
+
+/** Runs a store call within `timeoutMs` (no timer for a local store), turning every failure into a StoreError. */
+export function boundedStoreCall<T>(
+  call: () => Promise<T>,
+  local: boolean,
+  timeoutMs: number,
+): Promise<T> {
+  let pending: Promise<T>
+  try {
+    pending = call()
+  } catch (error) {
+    return Promise.reject(new StoreError('store call failed', { cause: error }))
+  }
+  if (local) return pending
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(
+        new StoreError(`store call took longer than timeoutMs (${timeoutMs} ms)`, {
+          code: 'ERR_SLUICE_STORE_TIMEOUT',
+        }),
+      )
+    }, timeoutMs)
+    pending.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        reject(
+          error instanceof StoreError
+            ? error
+            : new StoreError('store call failed', { cause: error }),
+        )
+      },
+    )
+  })
 }
 
 /** Index of the policy that decides: the longest wait when rejected, else the fewest remaining. */
@@ -173,7 +241,11 @@ function singleDecision(policy: Policy, outcome: PolicyOutcome, at: number): Dec
 }
 
 /** A decision made without the store (`onStoreError: 'allow' | 'deny'`). */
-function degradedDecision(policies: readonly Policy[], allowed: boolean, at: number): Decision {
+export function degradedDecision(
+  policies: readonly Policy[],
+  allowed: boolean,
+  at: number,
+): Decision {
   const policy = policies[0]
   const retryAfterMs = allowed ? 0 : DENY_RETRY_MS
   const remaining = allowed ? policy.limit : 0
@@ -224,7 +296,7 @@ function toStoreError(error: unknown): StoreError {
   return error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
 }
 
-function checkCost(cost: unknown): number {
+export function checkCost(cost: unknown): number {
   if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1) {
     throw new SluiceError(
       'ERR_SLUICE_ARGUMENT',
@@ -232,6 +304,51 @@ function checkCost(cost: unknown): number {
     )
   }
   return cost
+}
+
+/** Throws a SluiceError (ERR_SLUICE_ARGUMENT) naming the argument and the value. */
+export function badArgument(name: string, value: unknown, expected: string): never {
+  throw new SluiceError(
+    'ERR_SLUICE_ARGUMENT',
+    `\`${name}\` must be ${expected}; got ${describeValue(value)}`,
+  )
+}
+
+export function checkMs(value: unknown, name: string, allowZero: boolean): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (!allowZero && value === 0)
+  ) {
+    badArgument(
+      name,
+      value,
+      allowZero ? 'a finite number of ms >= 0' : 'a positive finite number of ms',
+    )
+  }
+  return value
+}
+
+/** The error an aborted wait rejects with when its signal carries no reason of its own. */
+export function abortError(): SluiceError {
+  const error = new SluiceError('ERR_SLUICE_ABORTED', 'the wait was aborted (AbortError)')
+  error.name = 'AbortError'
+  return error
+}
+
+/**
+ * What an aborted wait rejects with: the reason given to `abort(reason)`, or, for a bare
+ * `abort()` (whose reason is the platform's DOMException), a SluiceError named AbortError.
+ */
+export function abortReason(signal: AbortSignal): unknown {
+  const reason: unknown = signal.reason
+  if (reason === undefined || (reason instanceof DOMException && reason.name === 'AbortError')) {
+    const error = abortError()
+    if (reason !== undefined) (error as { cause?: unknown }).cause = reason
+    return error
+  }
+  return reason
 }
 
 function checkKey(key: unknown): string {
@@ -284,38 +401,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const observed = shadow || onDecision !== undefined
   let hookFailed = false
 
-  /** Runs a store call within `timeoutMs`, turning every failure into a StoreError. */
   function bounded<T>(call: () => Promise<T>): Promise<T> {
-    let pending: Promise<T>
-    try {
-      pending = call()
-    } catch (error) {
-      return Promise.reject(new StoreError('store call failed', { cause: error }))
-    }
-    if (local) return pending
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(
-          new StoreError(`store call took longer than timeoutMs (${timeoutMs} ms)`, {
-            code: 'ERR_SLUICE_STORE_TIMEOUT',
-          }),
-        )
-      }, timeoutMs)
-      pending.then(
-        (value) => {
-          clearTimeout(timer)
-          resolve(value)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          reject(
-            error instanceof StoreError
-              ? error
-              : new StoreError('store call failed', { cause: error }),
-          )
-        },
-      )
-    })
+    return boundedStoreCall(call, local, timeoutMs)
   }
 
   async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
@@ -398,9 +485,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return prefix === '' ? key : prefix + key
   }
 
-  async function decide(key: string, cost: number, look: boolean): Promise<Decision> {
+  async function decide(
+    key: string,
+    cost: number,
+    look: boolean,
+    maxDelayMs = 0,
+  ): Promise<Decision> {
     const applied = pickPolicies()
-    const request = { key: storeKey(key), policies: applied, cost, now: clock() }
+    const request =
+      maxDelayMs > 0
+        ? { key: storeKey(key), policies: applied, cost, now: clock(), maxDelayMs }
+        : { key: storeKey(key), policies: applied, cost, now: clock() }
     const timed = onDecision !== undefined && !look
     const started = timed ? performance.now() : 0
     let result: StoreResult
@@ -415,6 +510,87 @@ export function createLimiter(options: LimiterOptions): Limiter {
     // peek decides nothing, so no event; a shadow limiter's peek still never reads as blocked.
     if (look) return shadow ? shadowDecision(decision) : decision
     return observe(key, cost, decision, timed ? performance.now() - started : 0, undefined)
+  }
+
+  /** A store method the contract added later; a custom store without it gets a clear error. */
+  function supported<M extends 'block' | 'penalize'>(method: M): NonNullable<Store[M]> {
+    const fn = store[method] as Store[M] | undefined
+    if (typeof fn !== 'function') {
+      throw new SluiceError(
+        'ERR_SLUICE_UNSUPPORTED',
+        `${store.constructor.name} does not implement \`${method}\``,
+      )
+    }
+    return fn.bind(store) as NonNullable<Store[M]>
+  }
+
+  // wait() reserves a slot ahead of time, which only the meters (a debt that drains) can express.
+  const counterPolicy = policies.find((policy) => !METER_ALGORITHMS.has(policy.algorithm))
+  const longestWindow = policies.reduce((ms, policy) => Math.max(ms, policy.windowMs), 0)
+
+  /** Validates synchronously (throws), then reserves, holds and settles the slot. */
+  function wait(key: string, waitOptions: WaitOptions | undefined): Promise<Decision> {
+    checkKey(key)
+    if (waitOptions !== undefined && (typeof waitOptions !== 'object' || waitOptions === null)) {
+      badArgument('options', waitOptions, 'an object { cost, maxWaitMs, signal }')
+    }
+    if (counterPolicy !== undefined) {
+      throw new ConfigError(
+        `\`wait\` needs a meter algorithm (token-bucket, leaky-bucket or gcra) to reserve a slot; policy ${JSON.stringify(counterPolicy.name)} uses ${JSON.stringify(counterPolicy.algorithm)}`,
+      )
+    }
+    const cost = waitOptions?.cost === undefined ? 1 : checkCost(waitOptions.cost)
+    const maxWaitMs =
+      waitOptions?.maxWaitMs === undefined
+        ? longestWindow
+        : checkMs(waitOptions.maxWaitMs, 'maxWaitMs', true)
+    const signal = waitOptions?.signal
+    if (
+      signal !== undefined &&
+      (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean')
+    ) {
+      badArgument('signal', signal, 'an AbortSignal')
+    }
+    if (signal?.aborted) return Promise.reject(abortReason(signal))
+    // A shadow limiter never holds anyone: it decides (and reports) as consume does.
+    if (shadow) return decide(key, cost, false)
+    return decide(key, cost, false, maxWaitMs).then((decision) => {
+      if (!decision.allowed || decision.delayMs <= 0) return decision
+      if (signal?.aborted) return giveBack(key, cost, decision, signal)
+      return new Promise<Decision>((resolve, reject) => {
+        // Not unref'd: a caller waiting for its slot keeps the process alive, as any timer would.
+        const timer = setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve(decision)
+        }, decision.delayMs)
+        function onAbort(): void {
+          clearTimeout(timer)
+          giveBack(key, cost, decision, signal!).then(resolve, reject)
+        }
+        signal?.addEventListener('abort', onAbort, { once: true })
+      })
+    })
+  }
+
+  /** An aborted wait: refunds the reserved slot, then rejects with the signal's reason. */
+  async function giveBack(
+    key: string,
+    cost: number,
+    decision: Decision,
+    signal: AbortSignal,
+  ): Promise<never> {
+    if (!decision.degraded) {
+      await bounded(() =>
+        store.refund({
+          key: storeKey(key),
+          policies: pickPolicies(),
+          cost,
+          now: clock(),
+          at: decision.at,
+        }),
+      )
+    }
+    throw abortReason(signal)
   }
 
   const consumeNow = store.consumeNow?.bind(store)
@@ -464,6 +640,34 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     peek(key) {
       return decide(key, 0, true)
+    },
+    get(key) {
+      return decide(key, 0, true)
+    },
+    async block(key, ms) {
+      const k = storeKey(key)
+      checkMs(ms, 'ms', false)
+      const now = clock()
+      const block = supported('block')
+      await bounded(() => block({ key: k, until: now + ms, now }))
+    },
+    async penalize(key, cost = 1) {
+      const k = storeKey(key)
+      checkCost(cost)
+      const penalize = supported('penalize')
+      await bounded(() => penalize({ key: k, policies: pickPolicies(), cost, now: clock() }))
+    },
+    async reward(key, cost = 1) {
+      const k = storeKey(key)
+      checkCost(cost)
+      await bounded(() => store.refund({ key: k, policies: pickPolicies(), cost, now: clock() }))
+    },
+    wait(key, waitOptions) {
+      try {
+        return wait(key, waitOptions)
+      } catch (error) {
+        return Promise.reject(error)
+      }
     },
     async refund(key, refundOptions) {
       const cost = refundOptions?.cost === undefined ? 1 : checkCost(refundOptions.cost)

@@ -1,6 +1,11 @@
 /** Codes that identify each failure; stable across versions so callers can branch on them. */
 export type SluiceErrorCode =
-  'ERR_SLUICE_CONFIG' | 'ERR_SLUICE_STORE' | 'ERR_SLUICE_STORE_TIMEOUT' | 'ERR_SLUICE_ARGUMENT'
+  | 'ERR_SLUICE_CONFIG'
+  | 'ERR_SLUICE_STORE'
+  | 'ERR_SLUICE_STORE_TIMEOUT'
+  | 'ERR_SLUICE_ARGUMENT'
+  | 'ERR_SLUICE_UNSUPPORTED'
+  | 'ERR_SLUICE_ABORTED'
 
 /** Base class of every error Sluice throws. A rejected request is never an error: it is a `Decision`. */
 export class SluiceError extends Error {

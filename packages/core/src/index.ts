@@ -1,5 +1,5 @@
 export { createLimiter, combineOutcomes } from './create-limiter'
-export type { Limiter, RefundOptions } from './create-limiter'
+export type { Limiter, RefundOptions, WaitOptions } from './create-limiter'
 export type {
   LimiterOptions,
   LimitOptions,
@@ -15,7 +15,7 @@ export type { AlgorithmName, Policy, PolicyOutcome } from './policy'
 export { ALGORITHMS, METER_ALGORITHMS } from './policy'
 export { algorithms } from './algorithms'
 export type { Algorithm, StateVector } from './algorithms'
-export type { Store, StoreRequest, StoreRefund, StoreResult } from './store/types'
+export type { Store, StoreRequest, StoreRefund, StoreResult, StoreBlock } from './store/types'
 export { MemoryStore } from './store/memory-store'
 export type { MemoryStoreOptions } from './store/memory-store'
 export { eventLoopSpare } from './throttle'
@@ -88,7 +88,14 @@ export type {
 } from './simulate'
 export type { ShadowDecision } from './decision'
 export type { DecisionEvent, DecisionHook } from './events'
-export { loadRules, parseRules, watchRules, RulesError, formatRuleTable } from './rules'
+export {
+  loadRules,
+  parseRules,
+  watchRules,
+  RulesError,
+  formatRuleTable,
+  createRulesLimiter,
+} from './rules'
 export type {
   LoadRulesOptions,
   RulesWatcher,
@@ -103,6 +110,12 @@ export type {
   DescriptorConfig,
   RateLimitConfig,
   RuleUnit,
+  RulesLimiter,
+  RulesLimiterOptions,
+  RulesDecision,
+  RulesSource,
+  RulesConsumeOptions,
+  RulesWaitOptions,
 } from './rules'
 export { prometheusMetrics } from './metrics/prometheus'
 export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'

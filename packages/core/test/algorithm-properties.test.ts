@@ -238,4 +238,144 @@ describe('what a decision says is what happens next', () => {
       )
     }
   })
+
+  /** A state reached by a random trace of consumes, and the time it ends at. */
+  function reached(policy: Policy, trace: Step[], start: number) {
+    const impl = algorithms[policy.algorithm]
+    const state = new Array<number>(impl.slots(policy)).fill(0)
+    let now = start
+    for (const step of trace) {
+      now += step.gap
+      if (decideOn(policy, state, now, step.cost).allowed) {
+        impl.apply(state, 0, now, policy, step.cost)
+      }
+    }
+    return { state, now, impl }
+  }
+
+  const isMeter = (algorithm: AlgorithmName) =>
+    algorithm === 'token-bucket' || algorithm === 'leaky-bucket' || algorithm === 'gcra'
+
+  test('penalize takes exactly min(cost, remaining) and never goes beyond full', () => {
+    for (const algorithm of ALGORITHMS) {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) =>
+            fc.tuple(fc.constant(p), traceArb(p), START, fc.integer({ min: 1, max: 30 })),
+          ),
+          ([policy, trace, start, cost]) => {
+            const { state, now, impl } = reached(policy, trace, start)
+            const before = decideOn(policy, state, now, 0).remaining
+            impl.penalize(state, 0, now, policy, cost)
+            const after = decideOn(policy, state, now, 0)
+            expect(after.remaining).toBe(Math.max(0, before - cost))
+            // Full, not beyond: a meter refills within burst x window / limit.
+            if (isMeter(algorithm)) {
+              expect(after.resetMs).toBeLessThanOrEqual(
+                Math.ceil((policy.burst * policy.windowMs) / policy.limit),
+              )
+            } else if (algorithm !== 'sliding-window') {
+              expect(after.resetMs).toBeLessThanOrEqual(policy.windowMs)
+            }
+            // Penalizing a full counter again changes nothing.
+            if (after.remaining === 0 && !isMeter(algorithm)) {
+              const full = [...state]
+              impl.penalize(state, 0, now, policy, cost)
+              expect(state).toEqual(full)
+            }
+          },
+        ),
+        { numRuns: 150 },
+      )
+    }
+  })
+
+  test('reward (refund without `at`) gives back from the newest usage, never below empty', () => {
+    for (const algorithm of ALGORITHMS) {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) =>
+            fc.tuple(fc.constant(p), traceArb(p), START, fc.integer({ min: 1, max: 30 })),
+          ),
+          ([policy, trace, start, cost]) => {
+            const { state, now, impl } = reached(policy, trace, start)
+            const before = decideOn(policy, state, now, 0).remaining
+            impl.refund(state, 0, now, policy, cost)
+            const after = decideOn(policy, state, now, 0).remaining
+            if (algorithm === 'sliding-window') {
+              // The oldest bucket counts only in part: a unit given back there frees at most one.
+              expect(after).toBeGreaterThanOrEqual(before)
+              expect(after).toBeLessThanOrEqual(Math.min(policy.burst, before + cost))
+            } else {
+              expect(after).toBe(Math.min(policy.burst, before + cost))
+            }
+            // Never below empty: a huge reward leaves exactly an empty state's answers.
+            impl.refund(state, 0, now, policy, 1000)
+            const empty = new Array<number>(impl.slots(policy)).fill(0)
+            expect(decideOn(policy, state, now, 1).remaining).toBe(
+              decideOn(policy, empty, now, 1).remaining,
+            )
+          },
+        ),
+        { numRuns: 150 },
+      )
+    }
+  })
+
+  test('meters with maxDelayMs: reservations are released no faster than burst + rate x t', () => {
+    for (const algorithm of ['token-bucket', 'gcra', 'leaky-bucket'] as const) {
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((p) =>
+            fc.tuple(
+              fc.constant(p),
+              traceArb(p),
+              START,
+              fc.integer({ min: 1, max: p.windowMs * 3 }),
+            ),
+          ),
+          ([policy, trace, start, maxDelayMs]) => {
+            const impl = algorithms[policy.algorithm]
+            const state = new Array<number>(impl.slots(policy)).fill(0)
+            const released: Admitted[] = []
+            let now = start
+            for (const step of trace) {
+              now += step.gap
+              const out = outcome()
+              impl.decide(state, 0, now, policy, step.cost, out, maxDelayMs)
+              const plain = decideOn(policy, state, now, step.cost)
+              if (out.allowed) {
+                expect(out.delayMs).toBeLessThanOrEqual(maxDelayMs)
+                // What fits now is answered as without a reservation.
+                if (plain.allowed) expect(out).toEqual(plain)
+                else expect(out.delayMs).toBeGreaterThanOrEqual(plain.retryAfterMs)
+                impl.apply(state, 0, now, policy, step.cost)
+                released.push({ at: now + out.delayMs, cost: step.cost })
+              } else if (plain.allowed) {
+                // Only leaky-bucket: room in the queue, but a shaping delay past maxDelayMs.
+                expect(algorithm).toBe('leaky-bucket')
+                expect(plain.delayMs).toBeGreaterThan(maxDelayMs)
+              } else {
+                expect(out.retryAfterMs).toBeGreaterThanOrEqual(1)
+              }
+            }
+            released.sort((a, b) => a.at - b.at)
+            for (let i = 0; i < released.length; i++) {
+              let total = 0
+              for (let j = i; j < released.length; j++) {
+                total += released[j].cost
+                // Each delay is rounded up to a whole ms on its own, so two releases may be
+                // up to 1 ms closer together than the exact pace (never earlier than it).
+                const span = released[j].at - released[i].at + 1
+                expect(total * policy.windowMs).toBeLessThanOrEqual(
+                  policy.burst * policy.windowMs + policy.limit * span,
+                )
+              }
+            }
+          },
+        ),
+        { numRuns: 200 },
+      )
+    }
+  })
 })

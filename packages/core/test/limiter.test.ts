@@ -286,6 +286,8 @@ class BrokenStore implements Store {
   peek = this.consume
   refund = this.consume
   reset = this.consume
+  penalize = this.consume
+  block = this.consume
 }
 
 describe('store failures', () => {

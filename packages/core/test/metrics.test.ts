@@ -20,6 +20,8 @@ const failing: Store = {
   peek: () => Promise.reject(new Error('down')),
   refund: () => Promise.reject(new Error('down')),
   reset: () => Promise.reject(new Error('down')),
+  penalize: () => Promise.reject(new Error('down')),
+  block: () => Promise.reject(new Error('down')),
 }
 
 describe('prometheusMetrics', () => {

@@ -104,7 +104,7 @@ describe('shadow: true decides and reports, but never blocks', () => {
 
 function failingStore(): Store {
   const fail = () => Promise.reject(new Error('connection refused'))
-  return { consume: fail, peek: fail, refund: fail, reset: fail }
+  return { consume: fail, peek: fail, refund: fail, reset: fail, penalize: fail, block: fail }
 }
 
 describe('onDecision', () => {
@@ -202,6 +202,8 @@ describe('onDecision', () => {
       peek: (request) => memory.peek(request),
       refund: (request) => memory.refund(request),
       reset: (key, policies) => memory.reset(key, policies),
+      penalize: (request) => memory.penalize(request),
+      block: (request) => memory.block(request),
     }
     const events: DecisionEvent[] = []
     const limiter = createLimiter({

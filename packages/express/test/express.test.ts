@@ -75,6 +75,8 @@ describe.each([
       peek: () => Promise.reject(new Error('down')),
       refund: () => Promise.reject(new Error('down')),
       reset: () => Promise.reject(new Error('down')),
+      penalize: () => Promise.reject(new Error('down')),
+      block: () => Promise.reject(new Error('down')),
     }
     await request(app({ store: failing, passOnStoreError: true }))
       .get('/')

@@ -193,7 +193,8 @@ function createHook(limiter: HttpLimiter<FastifyRequest>, options: FastifyRateLi
       onExceeding?.(request, verdict.key)
       return
     }
-    if (verdict.reason !== 'denied') onExceeded?.(request, verdict.key)
+    if (verdict.reason === 'limited' || verdict.reason === 'banned')
+      onExceeded?.(request, verdict.key)
     if (verdict.reason === 'limited' && handler !== undefined) {
       await handler(request, reply, verdict.decision!)
       return reply

@@ -230,6 +230,8 @@ describe('Fastify 5: plugin specifics', () => {
       peek: () => Promise.reject(new Error('down')),
       refund: () => Promise.reject(new Error('down')),
       reset: () => Promise.reject(new Error('down')),
+      penalize: () => Promise.reject(new Error('down')),
+      block: () => Promise.reject(new Error('down')),
     }
     const open = await build({ store: failing, skipOnError: true })
     open.get('/', async () => 'ok')

@@ -37,7 +37,11 @@ function stem(prefix: string, policy: Policy, key: string): string {
   return `${prefix}:${policy.id}:#${createHash('sha256').update(key).digest('base64url')}`
 }
 
-export function partOf(prefix: string, policy: Policy, key: string): Part {
+/**
+ * `stateKey`: the per-policy state key within `key` (StoreRequest.keys); the pair is hashed
+ * (`@<sha256>`), so no choice of key and state key can name another pair's items.
+ */
+export function partOf(prefix: string, policy: Policy, key: string, stateKey?: string): Part {
   const counter = isCounter(policy)
   const sliding = policy.algorithm === 'sliding-window'
   return {
@@ -46,8 +50,37 @@ export function partOf(prefix: string, policy: Policy, key: string): Part {
     counter,
     size: counter ? (sliding ? policy.windowMs / policy.precision : policy.windowMs) : 0,
     older: sliding ? policy.precision : 0,
-    base: stem(prefix, policy, key),
+    base:
+      stateKey === undefined
+        ? stem(prefix, policy, key)
+        : `${prefix}:${policy.id}:@${createHash('sha256')
+            .update(`${key}\u0000${stateKey}`)
+            .digest('base64url')}`,
   }
+}
+
+/** The key's block (`store.block`): `<prefix>:b:<key>`, its end time (ms) as decimal text. */
+export function blockKey(prefix: string, key: string): string {
+  const plain = `${prefix}:b:${key}`
+  if (Buffer.byteLength(plain) <= MAX_KEY_BYTES) return plain
+  return `${prefix}:b:#${createHash('sha256').update(key).digest('base64url')}`
+}
+
+/** A counter's count per bucket, as read into `state` (the inverse of counterState). */
+export function counterCounts(
+  part: Part,
+  state: readonly number[],
+  now: number,
+): Map<number, number> {
+  const counts = new Map<number, number>()
+  const current = Math.floor(now / part.size)
+  if (part.policy.algorithm === 'fixed-window') {
+    counts.set(current, state[0] === current * part.size ? state[1] : 0)
+    return counts
+  }
+  const ring = part.policy.precision + 1
+  for (const bucket of bucketsAt(part, now)) counts.set(bucket, state[1 + (bucket % ring)])
+  return counts
 }
 
 export function bucketKey(part: Part, bucket: number): string {

@@ -5,14 +5,17 @@ import {
   type Policy,
   type PolicyOutcome,
   type Store,
+  type StoreBlock,
   type StoreRefund,
   type StoreRequest,
   type StoreResult,
 } from '@sluice/core'
 import { Client, type ClientOptions, type ServerOptions } from 'memjs'
 import {
+  blockKey,
   bucketKey,
   bucketsAt,
+  counterCounts,
   counterState,
   counterTtlSeconds,
   decodeCounter,
@@ -140,7 +143,7 @@ export class MemcachedStore implements Store {
 
   async consume(request: StoreRequest): Promise<StoreResult> {
     try {
-      const parts = this.parts(request.key, request.policies, request.now)
+      const parts = this.parts(request.key, request.policies, request.now, request.keys)
       if (parts.every((part) => part.counter)) return await this.consumeOnce(request, parts)
       return await this.serial(this.route(request.key), () => this.consumeOnce(request, parts))
     } catch (error) {
@@ -148,29 +151,77 @@ export class MemcachedStore implements Store {
     }
   }
 
-  async peek({ key, policies, cost, now }: StoreRequest): Promise<StoreResult> {
+  async peek({ key, keys, policies, cost, now, maxDelayMs }: StoreRequest): Promise<StoreResult> {
     try {
-      const parts = this.parts(key, policies, now)
-      const items = await this.wire.getMulti(this.route(key), readKeys(parts, now))
-      return { outcomes: parts.map((part) => decide(part, readState(part, items, now), now, cost)) }
+      const parts = this.parts(key, policies, now, keys)
+      const block = blockKey(this.prefix, key)
+      const items = await this.wire.getMulti(this.route(key), [...readKeys(parts, now), block])
+      const blocked = blockedOutcomes(items.get(block), parts, now)
+      if (blocked !== undefined) return { outcomes: blocked }
+      return {
+        outcomes: parts.map((part) =>
+          decide(part, readState(part, items, now), now, cost, maxDelayMs),
+        ),
+      }
     } catch (error) {
       throw storeError('peek', error)
     }
   }
 
-  async refund({ key, policies, cost, now, at }: StoreRefund): Promise<void> {
+  /** With `at`: a refund; without: a reward, from the newest usage (see adjustCounters). */
+  async refund({ key, keys, policies, cost, now, at }: StoreRefund): Promise<void> {
     try {
-      const parts = this.parts(key, policies, now)
+      const parts = this.parts(key, policies, now, keys)
+      const route = this.route(key)
+      const give = (part: Part, state: number[]) =>
+        part.algorithm.refund(state, 0, now, part.policy, cost, at)
       await Promise.all([
-        this.refundCounters(key, parts, now, cost, at),
-        this.serial(this.route(key), () => this.refundMeters(key, parts, now, cost, at, true)),
+        at === undefined
+          ? this.adjustCounters(route, parts, now, give)
+          : this.refundCounters(key, parts, now, cost, at),
+        this.serial(route, () => this.updateMeters(route, parts, now, give, true, false)),
       ])
     } catch (error) {
       throw storeError('refund', error)
     }
   }
 
-  async reset(key: string, policies: readonly Policy[]): Promise<void> {
+  /** Counters: read, core's penalize, then increment by what it added. Meters: by CAS. */
+  async penalize({ key, keys, policies, cost, now }: StoreRequest): Promise<void> {
+    try {
+      const parts = this.parts(key, policies, now, keys)
+      const route = this.route(key)
+      const add = (part: Part, state: number[]) =>
+        part.algorithm.penalize(state, 0, now, part.policy, cost)
+      await Promise.all([
+        this.adjustCounters(route, parts, now, add),
+        this.serial(route, () => this.updateMeters(route, parts, now, add, true, true)),
+      ])
+    } catch (error) {
+      throw storeError('penalize', error)
+    }
+  }
+
+  /** One item per key, its end time as text, expiring then (plus a second: memcached ticks in s). */
+  async block({ key, until, now }: StoreBlock): Promise<void> {
+    try {
+      if (typeof key !== 'string') invalidOption('key', key, 'a string')
+      const route = this.route(key)
+      const name = blockKey(this.prefix, key)
+      if (until <= now) await this.wire.delete(route, name)
+      else
+        await this.wire.set(
+          route,
+          name,
+          Buffer.from(String(until)),
+          Math.ceil((until - now) / 1000) + 1,
+        )
+    } catch (error) {
+      throw storeError('block', error)
+    }
+  }
+
+  async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
     try {
       const route = this.route(key)
       // A bucket's name holds its time, and reset is given none: delete the buckets that count
@@ -179,10 +230,10 @@ export class MemcachedStore implements Store {
       const times = new Set([Date.now()])
       const seen = this.recent.get(key)
       if (seen !== undefined) times.add(seen)
-      const names = new Set<string>()
-      for (const policy of policies) {
+      const names = new Set<string>([blockKey(this.prefix, key)])
+      for (const [i, policy] of policies.entries()) {
         this.checkAlgorithm(policy)
-        const part = partOf(this.prefix, policy, key)
+        const part = partOf(this.prefix, policy, key, keys?.[i])
         if (!part.counter) {
           names.add(part.base)
           continue
@@ -226,15 +277,19 @@ export class MemcachedStore implements Store {
   }
 
   private async consumeOnce(
-    { key, cost, now }: StoreRequest,
+    { key, cost, now, maxDelayMs }: StoreRequest,
     parts: readonly Part[],
   ): Promise<StoreResult> {
     const route = this.route(key)
-    const names = readKeys(parts, now)
+    // The key's block is read in the same multi-get: no extra round trip.
+    const block = blockKey(this.prefix, key)
+    const names = [...readKeys(parts, now), block]
     for (let attempt = 1; ; attempt++) {
       const items = await this.wire.getMulti(route, names)
+      const blocked = blockedOutcomes(items.get(block), parts, now)
+      if (blocked !== undefined) return { outcomes: blocked }
       const states = parts.map((part) => readState(part, items, now))
-      const outcomes = parts.map((part, i) => decide(part, states[i], now, cost))
+      const outcomes = parts.map((part, i) => decide(part, states[i], now, cost, maxDelayMs))
       if (cost === 0 || outcomes.some((o) => !o.allowed)) return { outcomes }
 
       // Meters first: a lost CAS race is retried from a fresh read, which counters could not be.
@@ -371,6 +426,95 @@ export class MemcachedStore implements Store {
   }
 
   /**
+   * Penalties and rewards on counters: core's transition on the counts read, then each bucket
+   * raised (increment) or lowered (decrement, which stops at 0) by the difference. Not atomic
+   * with other processes' increments: a concurrent request may land between the read and the
+   * write, so a penalty can overshoot full by what was admitted in between (docs/memcached.md).
+   */
+  private async adjustCounters(
+    route: string,
+    parts: readonly Part[],
+    now: number,
+    change: (part: Part, state: number[]) => void,
+  ): Promise<void> {
+    const counters = parts.filter((part) => part.counter)
+    if (counters.length === 0) return
+    const items = await this.wire.getMulti(route, readKeys(counters, now))
+    const deltas = new Map<string, { delta: number; part: Part }>()
+    for (const part of counters) {
+      const state = readState(part, items, now)
+      const before = counterCounts(part, state, now)
+      change(part, state)
+      for (const [bucket, count] of counterCounts(part, state, now)) {
+        const delta = count - (before.get(bucket) ?? 0)
+        if (delta === 0) continue
+        const name = bucketKey(part, bucket)
+        const entry = deltas.get(name) ?? { delta: 0, part }
+        entry.delta += delta
+        deltas.set(name, entry)
+      }
+    }
+    await Promise.all(
+      [...deltas].map(([name, { delta, part }]) =>
+        delta > 0
+          ? this.wire.increment(route, name, delta, counterTtlSeconds(part.policy))
+          : this.wire.decrement(route, name, -delta),
+      ),
+    )
+  }
+
+  /**
+   * Applies `change` to every meter by CAS, retrying the items that lost a race; `create`: a
+   * missing item starts from the empty state (penalize) instead of being left alone (reward).
+   */
+  private async updateMeters(
+    route: string,
+    parts: readonly Part[],
+    now: number,
+    change: (part: Part, state: number[]) => void,
+    strict: boolean,
+    create: boolean,
+  ): Promise<void> {
+    let pending = parts.filter((part) => !part.counter)
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > this.casAttempts) {
+        if (strict) throw contention(this.casAttempts)
+        return
+      }
+      const items = await this.wire.getMulti(route, [...new Set(pending.map((p) => p.base))])
+      const writes = new Map<string, MeterWrite>()
+      for (const part of pending) {
+        const item = items.get(part.base)
+        if (item === undefined && !create) continue
+        let write = writes.get(part.base)
+        if (write === undefined) {
+          const state =
+            item === undefined
+              ? new Array<number>(part.algorithm.slots(part.policy)).fill(0)
+              : meterState(part, item)
+          write = { key: part.base, state, cas: item?.cas, parts: [] }
+          writes.set(part.base, write)
+        }
+        change(part, write.state)
+        write.parts.push(part)
+      }
+      const list = [...writes.values()]
+      const results = await Promise.all(
+        list.map((write) =>
+          this.wire.compareAndSet(
+            route,
+            write.key,
+            encodeMeter(write.state),
+            meterTtl(write, now),
+            write.cas,
+          ),
+        ),
+      )
+      pending = list.filter((_, i) => results[i] !== true).flatMap((write) => write.parts)
+    }
+  }
+
+  /**
    * Gives `cost` back to each meter by CAS, retrying the items that lost a race. `strict`
    * (a caller's refund) reports contention; a rollback gives up quietly, leaving the meter
    * fuller than it should be: that can only reject more, never admit more.
@@ -420,11 +564,16 @@ export class MemcachedStore implements Store {
     }
   }
 
-  private parts(key: string, policies: readonly Policy[], now: number): Part[] {
+  private parts(
+    key: string,
+    policies: readonly Policy[],
+    now: number,
+    keys?: readonly string[],
+  ): Part[] {
     if (typeof key !== 'string') invalidOption('key', key, 'a string')
-    const parts = policies.map((policy) => {
+    const parts = policies.map((policy, i) => {
       this.checkAlgorithm(policy)
-      return partOf(this.prefix, policy, key)
+      return partOf(this.prefix, policy, key, keys?.[i])
     })
     if (parts.some((part) => part.counter)) this.remember(key, now)
     return parts
@@ -488,10 +637,35 @@ function meterState(part: Part, item: Item): number[] {
   return state
 }
 
-function decide(part: Part, state: number[], now: number, cost: number): PolicyOutcome {
+function decide(
+  part: Part,
+  state: number[],
+  now: number,
+  cost: number,
+  maxDelayMs?: number,
+): PolicyOutcome {
   const out = { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
-  part.algorithm.decide(state, 0, now, part.policy, cost, out)
+  part.algorithm.decide(state, 0, now, part.policy, cost, out, maxDelayMs)
   return out
+}
+
+/** Every policy's answer while the key's block (an item holding its end time) holds at `now`. */
+function blockedOutcomes(
+  item: Item | undefined,
+  parts: readonly Part[],
+  now: number,
+): PolicyOutcome[] | undefined {
+  if (item === undefined) return undefined
+  const until = Number(item.value.toString('latin1'))
+  if (!(until > now)) return undefined
+  const wait = until - now
+  return parts.map(() => ({
+    allowed: false,
+    remaining: 0,
+    resetMs: wait,
+    retryAfterMs: wait,
+    delayMs: 0,
+  }))
 }
 
 /** Index of the current bucket's count in a counter state (see counterState). */

@@ -204,6 +204,15 @@ export class Wire {
     )
   }
 
+  /** Writes `value` whatever the item holds (SET without CAS). */
+  set(route: string, key: string, value: Buffer, ttlSeconds: number): Promise<void> {
+    const extras = storeExtras(expiration(ttlSeconds))
+    return this.single(route, (opaque) => frame(OP_SET, key, extras, value, opaque), {
+      ok: () => undefined,
+      what: 'set',
+    })
+  }
+
   delete(route: string, key: string): Promise<void> {
     return this.single(route, (opaque) => frame(OP_DELETE, key, undefined, undefined, opaque), {
       ok: () => undefined,

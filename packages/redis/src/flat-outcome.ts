@@ -10,6 +10,7 @@ import { algorithms, type Policy, type PolicyOutcome } from '@sluice/core'
  *   token-bucket share decideMeter without shaping, leaky-bucket with it.
  * - fixed-window: the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
+ * - any: a negative reply is a block, -reply ms long (see store.block).
  */
 export type FlatKind = 'meter' | 'shaping' | 'fw'
 
@@ -20,6 +21,7 @@ export function flatOutcome(
   reply: number,
   policy: Policy,
   cost: number,
+  maxDelayMs: number | undefined,
 ): PolicyOutcome {
   const out: PolicyOutcome = {
     allowed: false,
@@ -27,6 +29,12 @@ export function flatOutcome(
     resetMs: 0,
     retryAfterMs: 0,
     delayMs: 0,
+  }
+  if (reply < 0) {
+    // The key is blocked for -reply ms (store.block).
+    out.resetMs = -reply
+    out.retryAfterMs = -reply
+    return out
   }
   if (kind === 'fw') {
     const span = policy.windowMs + 1
@@ -39,7 +47,7 @@ export function flatOutcome(
     state[0] = reply
     state[1] = 0
     const algorithm = kind === 'shaping' ? algorithms['leaky-bucket'] : algorithms['token-bucket']
-    algorithm.decide(state, 0, 0, policy, cost, out)
+    algorithm.decide(state, 0, 0, policy, cost, out, maxDelayMs)
   }
   return out
 }

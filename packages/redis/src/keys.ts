@@ -37,3 +37,15 @@ export function checkPrefix(prefix: unknown): string {
   }
   return prefix
 }
+
+/**
+ * A per-policy state key (StoreRequest.keys) as it goes into a state key name: escaped like
+ * the client key, and `:` too, so `<stem><part>:<policy id>` can be read back one way only
+ * (a policy id starts with its algorithm code; the key's block is the lone `b`).
+ */
+export function escapePart(part: string): string {
+  if (part === '') return '%'
+  return part.replace(/[%{}:]/g, (c) =>
+    c === '%' ? '%25' : c === '{' ? '%7B' : c === '}' ? '%7D' : '%3A',
+  )
+}

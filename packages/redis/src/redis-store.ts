@@ -6,6 +6,7 @@ import {
   type Policy,
   type PolicyOutcome,
   type Store,
+  type StoreBlock,
   type StoreRefund,
   type StoreRequest,
   type StoreResult,
@@ -13,7 +14,7 @@ import {
 import type { Cluster, Redis } from 'ioredis'
 import { BlockCache } from './block-cache'
 import { flatOutcome, type FlatKind } from './flat-outcome'
-import { checkPrefix, describeValue, keyStem } from './keys'
+import { checkPrefix, describeValue, escapePart, keyStem } from './keys'
 import { ALGORITHM_CODES, SCRIPTS, type LuaScript } from './lua'
 
 export interface BlockCacheOptions {
@@ -28,7 +29,8 @@ export interface RedisStoreOptions {
   /** An ioredis `Redis` (standalone or Sentinel) or `Cluster` client. The store does not close it. */
   client: Redis | Cluster
   /**
-   * First part of every key: `<prefix>:{<key>}:<policy id>`. No braces.
+   * First part of every key: `<prefix>:{<key>}:<policy id>` (with per-policy state keys
+   * `<prefix>:{<key>}:<keys[i]>:<policy id>`; the key's block `<prefix>:{<key>}:b`). No braces.
    * @default 'sluice'
    */
   prefix?: string
@@ -58,6 +60,8 @@ export interface RedisStoreOptions {
 /** What the store sends for one set of policies, worked out once per policies array. */
 interface Plan {
   readonly script: LuaScript
+  /** The generic script (no flat one): rewards and penalties, which flat scripts do not do. */
+  readonly generic: LuaScript
   /** Five strings per policy: code, limit, windowMs, burst, precision. */
   readonly args: readonly string[]
   /** Policy ids, in order: the last part of each state key. */
@@ -86,8 +90,15 @@ function scriptFor(policies: readonly Policy[]): LuaScript {
   if (policies.length === 1 && FLAT[first] !== undefined) {
     return SCRIPTS[`${first as 'gcra' | 'fixed-window' | 'token-bucket' | 'leaky-bucket'}:1`]
   }
+  return genericFor(policies)
+}
+
+function genericFor(policies: readonly Policy[]): LuaScript {
+  const first: AlgorithmName = policies[0].algorithm
   return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
 }
+
+type Op = 'c' | 'p' | 'r' | 'x'
 
 /**
  * The Store contract on Redis: every algorithm as one Lua script (see ./lua), all policies of
@@ -172,33 +183,74 @@ export class RedisStore implements Store {
   async consume(request: StoreRequest): Promise<StoreResult> {
     const plan = this.plan(request.policies)
     const local = this.serverTime ? performance.now() : request.now
-    if (this.cache !== undefined && request.cost === 1) {
-      const cached = this.cache.get(request.key, plan.signature, local)
+    // Reservations are admitted where a plain request is rejected: never from the cache.
+    const cacheable = this.cache !== undefined && request.cost === 1 && !(request.maxDelayMs! > 0)
+    const signature =
+      cacheable && request.keys !== undefined
+        ? `${plan.signature}\u0000${request.keys.join('\u0000')}`
+        : plan.signature
+    if (cacheable) {
+      const cached = (this.cache as BlockCache).get(request.key, signature, local)
       if (cached !== undefined) return { outcomes: cached }
     }
-    const requestId = plan.hasLog ? `${this.instance}:${(this.requests++).toString(36)}` : ''
-    const outcomes = await this.run(plan, request, 'c', requestId)
-    if (this.cache !== undefined && request.cost === 1 && !outcomes[0].allowed) {
-      this.cache.remember(request.key, plan.signature, local, outcomes)
+    const outcomes = await this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    // A blocked key's answer is kept too: until the block ends, unless block/reset clear it.
+    if (cacheable && !outcomes[0].allowed) {
+      ;(this.cache as BlockCache).remember(request.key, signature, local, outcomes)
+    } else if (
+      this.cache !== undefined &&
+      outcomes[0].allowed &&
+      (request.keys !== undefined || request.maxDelayMs! > 0)
+    ) {
+      // Admitted where a cached cost-1 request is refused (a reservation, or another set of
+      // state keys sharing some of them): that entry no longer tells the truth.
+      this.cache.forget(request.key)
     }
     return { outcomes }
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
-    return { outcomes: await this.run(this.plan(request.policies), request, 'p', '') }
+    const plan = this.plan(request.policies)
+    return { outcomes: await this.run(plan, request, 'p', '', plan.script) }
   }
 
+  /** With `at`: a refund, in the flat script where there is one. Without: a reward. */
   async refund(request: StoreRefund): Promise<void> {
     this.cache?.forget(request.key)
+    const plan = this.plan(request.policies)
+    if (request.at === undefined) {
+      await this.run(plan, request, 'r', '', plan.generic)
+      return
+    }
     const ago = Math.max(0, request.now - request.at)
-    await this.run(this.plan(request.policies), request, 'r', String(ago))
+    await this.run(plan, request, 'r', String(ago), plan.script)
   }
 
-  async reset(key: string, policies: readonly Policy[]): Promise<void> {
+  /** One round trip: the generic script's 'x' operation on every policy of the key. */
+  async penalize(request: StoreRequest): Promise<void> {
+    this.cache?.forget(request.key)
+    const plan = this.plan(request.policies)
+    await this.run(plan, request, 'x', this.requestId(plan), plan.generic)
+  }
+
+  /** Sets (or, with until <= now, lifts) the key's block: one round trip, the block script. */
+  async block({ key, until, now }: StoreBlock): Promise<void> {
+    this.cache?.forget(key)
+    const command = this.commands.get(SCRIPTS.block) as ScriptCommand
+    await command(
+      1,
+      keyStem(this.prefix, key) + 'b',
+      this.serverTime ? '' : String(now),
+      String(until - now),
+      this.toleranceMs,
+    )
+  }
+
+  async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
     this.cache?.forget(key)
     const stem = keyStem(this.prefix, key)
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
-    await this.client.del(...policies.map((p) => stem + p.id))
+    await this.client.del(...policies.map((p, i) => stateKey(stem, keys, i, p.id)), stem + 'b')
   }
 
   /** Forgets the block cache. The client belongs to the caller, who closes it. */
@@ -207,32 +259,41 @@ export class RedisStore implements Store {
     return Promise.resolve()
   }
 
+  private requestId(plan: Plan): string {
+    return plan.hasLog ? `${this.instance}:${(this.requests++).toString(36)}` : ''
+  }
+
   private async run(
     plan: Plan,
     request: StoreRequest,
-    op: 'c' | 'p' | 'r',
+    op: Op,
     extra: string,
+    script: LuaScript,
   ): Promise<PolicyOutcome[]> {
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
+    const keys = request.keys
+    // The state keys; the scripts find the key's block from the first one's hash tag.
     const args: (string | number)[] = [n]
-    for (const id of plan.ids) args.push(stem + id)
+    if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
+    else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
     args.push(
       op,
       this.serverTime ? '' : String(request.now),
       String(request.cost),
       extra,
       this.toleranceMs,
+      request.maxDelayMs! > 0 ? String(request.maxDelayMs) : '0',
     )
     for (const a of plan.args) args.push(a)
-    const command = this.commands.get(plan.script) as ScriptCommand
+    const command = this.commands.get(script) as ScriptCommand
     const reply = await command(...args)
-    if (op === 'r') return []
-    if (plan.flat !== undefined) {
+    if (op === 'r' || op === 'x') return []
+    if (script === plan.script && plan.flat !== undefined) {
       if (typeof reply !== 'number') {
         throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
       }
-      return [flatOutcome(plan.flat, reply, plan.policies[0], request.cost)]
+      return [flatOutcome(plan.flat, reply, plan.policies[0], request.cost, request.maxDelayMs)]
     }
     return parseOutcomes(reply, n)
   }
@@ -252,6 +313,7 @@ export class RedisStore implements Store {
       }
       plan = {
         script: scriptFor(policies),
+        generic: genericFor(policies),
         args,
         ids: policies.map((p) => p.id),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
@@ -263,6 +325,16 @@ export class RedisStore implements Store {
     }
     return plan
   }
+}
+
+/** Policy i's state key: `<stem><policy id>`, or `<stem><escaped keys[i]>:<policy id>`. */
+function stateKey(
+  stem: string,
+  keys: readonly string[] | undefined,
+  i: number,
+  id: string,
+): string {
+  return keys === undefined ? stem + id : `${stem}${escapePart(keys[i])}:${id}`
 }
 
 /** Five integers per policy, as the scripts return them; -1 retryAfterMs is Infinity. */

@@ -353,6 +353,80 @@ describe('block cache', () => {
     ).toBe(true)
   })
 
+  test('a blocked key is answered locally until the block ends; block, reset and a reservation clear it', async () => {
+    const client = connect()
+    const store = new RedisStore({ client, time: 'client' })
+    const reference = new RedisStore({ client, time: 'client', blockCache: false })
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: 1000, burst: 1 })]
+    const key = freshKey()
+    await store.block({ key, until: 20_000, now: 10_000 })
+    const first = await store.consume({ key, policies, cost: 1, now: 10_000 })
+    expect(first.outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 10_000 })
+    for (const now of [10_001, 15_000, 19_999]) {
+      await admin.config('RESETSTAT')
+      const cached = await store.consume({ key, policies, cost: 1, now })
+      expect(await scriptCalls()).toBe(0)
+      expect(plain(cached.outcomes)).toEqual(
+        plain((await reference.peek({ key, policies, cost: 1, now })).outcomes),
+      )
+    }
+    // Lifted early (until <= now): the next request goes to Redis and passes.
+    await store.block({ key, until: 0, now: 19_999 })
+    expect((await store.consume({ key, policies, cost: 1, now: 19_999 })).outcomes[0].allowed).toBe(
+      true,
+    )
+    // Over the limit (cached), then blocked for longer: the block's answer, not the cached one.
+    expect(
+      (await store.consume({ key, policies, cost: 1, now: 19_999 })).outcomes[0],
+    ).toMatchObject({ allowed: false, retryAfterMs: 100 })
+    await store.block({ key, until: 80_000, now: 20_000 })
+    expect(
+      (await store.consume({ key, policies, cost: 1, now: 20_000 })).outcomes[0],
+    ).toMatchObject({ allowed: false, retryAfterMs: 60_000 })
+    await store.reset(key, policies)
+    expect((await store.consume({ key, policies, cost: 1, now: 20_000 })).outcomes[0].allowed).toBe(
+      true,
+    )
+    // Cached as over the limit; a reservation is admitted by Redis and clears the entry.
+    expect((await store.consume({ key, policies, cost: 1, now: 20_000 })).outcomes[0].allowed).toBe(
+      false,
+    )
+    const reserved = await store.consume({ key, policies, cost: 1, now: 20_000, maxDelayMs: 500 })
+    expect(reserved.outcomes[0]).toMatchObject({ allowed: true, delayMs: 100 })
+    const after = await store.consume({ key, policies, cost: 1, now: 20_001 })
+    expect(plain(after.outcomes)).toEqual(
+      plain((await reference.peek({ key, policies, cost: 1, now: 20_001 })).outcomes),
+    )
+  })
+
+  test('penalize, reward and block are one round trip each; the block key is <prefix>:{<key>}:b', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client', blockCache: false })
+    const policies = [
+      resolvePolicy({ algorithm: 'sliding-log', limit: 3, window: 60_000, name: 'a' }),
+      resolvePolicy({ algorithm: 'fixed-window', limit: 5, window: 60_000, name: 'b' }),
+    ]
+    const key = freshKey()
+    await admin.config('RESETSTAT')
+    await store.penalize({ key, policies, cost: 4, now: 1000 })
+    await store.refund({ key, policies, cost: 1, now: 1000 })
+    await store.block({ key, until: 5000, now: 1000 })
+    expect(await scriptCalls()).toBe(3)
+    expect(await admin.exists(`sluice:{${escapeKey(key)}}:b`)).toBe(1)
+    const look = await store.peek({ key, policies, cost: 0, now: 5000 })
+    expect(look.outcomes.map((o) => o.remaining)).toEqual([1, 2])
+    // Per-policy state keys go between the tag and the policy id, escaped (`:` too).
+    await store.consume({ key, keys: ['r:1', 'u{2}'], policies, cost: 1, now: 5000 })
+    expect((await admin.keys(`sluice:{${escapeKey(key)}}:*`)).sort()).toEqual(
+      [
+        `sluice:{${escapeKey(key)}}:b`,
+        `sluice:{${escapeKey(key)}}:${policies[0].id}`,
+        `sluice:{${escapeKey(key)}}:${policies[1].id}`,
+        `sluice:{${escapeKey(key)}}:r%3A1:${policies[0].id}`,
+        `sluice:{${escapeKey(key)}}:u%7B2%7D:${policies[1].id}`,
+      ].sort(),
+    )
+  })
+
   test('is bounded: the least recently used key goes first', async () => {
     const store = new RedisStore({ client: connect(), time: 'client', blockCache: { maxKeys: 2 } })
     const policies = [resolvePolicy({ algorithm: 'fixed-window', limit: 1, window: 60_000 })]

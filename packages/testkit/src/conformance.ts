@@ -42,6 +42,26 @@ export interface StoreCapabilities {
    */
   readonly refund?: boolean
   /**
+   * Whether `block` is implemented (a block kept apart from the counters).
+   * @default true
+   */
+  readonly block?: boolean
+  /**
+   * Whether `penalize` and `refund` without `at` (a reward) are implemented.
+   * @default true
+   */
+  readonly penalize?: boolean
+  /**
+   * Whether `StoreRequest.keys` (per-policy state keys within one group key) is implemented.
+   * @default true
+   */
+  readonly keys?: boolean
+  /**
+   * Whether `StoreRequest.maxDelayMs` (reservations on the meter algorithms) is implemented.
+   * @default true
+   */
+  readonly reservations?: boolean
+  /**
    * Randomized traces per case (each a fresh key and a few dozen steps).
    * @default 60
    */
@@ -74,8 +94,8 @@ export class ReferenceModel {
 
   constructor(private readonly policies: readonly Policy[]) {}
 
-  consume(now: number, cost: number): PolicyOutcome[] {
-    const outcomes = this.decide(now, cost)
+  consume(now: number, cost: number, maxDelayMs?: number): PolicyOutcome[] {
+    const outcomes = this.decide(now, cost, maxDelayMs)
     if (cost > 0 && outcomes.every((o) => o.allowed)) {
       for (const policy of this.policies) {
         algorithms[policy.algorithm].apply(this.state(policy), 0, now, policy, cost)
@@ -88,10 +108,17 @@ export class ReferenceModel {
     return this.decide(now, cost)
   }
 
-  refund(now: number, cost: number, at: number): void {
+  /** `at` undefined: a reward. */
+  refund(now: number, cost: number, at?: number): void {
     for (const policy of this.policies) {
       const state = this.states.get(policy.id)
       if (state !== undefined) algorithms[policy.algorithm].refund(state, 0, now, policy, cost, at)
+    }
+  }
+
+  penalize(now: number, cost: number): void {
+    for (const policy of this.policies) {
+      algorithms[policy.algorithm].penalize(this.state(policy), 0, now, policy, cost)
     }
   }
 
@@ -99,10 +126,10 @@ export class ReferenceModel {
     this.states.clear()
   }
 
-  private decide(now: number, cost: number): PolicyOutcome[] {
+  private decide(now: number, cost: number, maxDelayMs?: number): PolicyOutcome[] {
     return this.policies.map((policy) => {
       const out = blankOutcome()
-      algorithms[policy.algorithm].decide(this.state(policy), 0, now, policy, cost, out)
+      algorithms[policy.algorithm].decide(this.state(policy), 0, now, policy, cost, out, maxDelayMs)
       return out
     })
   }
@@ -119,6 +146,9 @@ export class ReferenceModel {
 
 type Step =
   | { readonly op: 'consume'; readonly dt: number; readonly cost: number }
+  | { readonly op: 'wait'; readonly dt: number; readonly cost: number; readonly maxDelayMs: number }
+  | { readonly op: 'penalize'; readonly dt: number; readonly cost: number }
+  | { readonly op: 'reward'; readonly dt: number; readonly cost: number }
   | { readonly op: 'peek'; readonly dt: number; readonly cost: number }
   | { readonly op: 'refund'; readonly dt: number; readonly cost: number; readonly pick: number }
   | { readonly op: 'reset'; readonly dt: number }
@@ -144,9 +174,45 @@ function limitArbitrary(algorithm: AlgorithmName): fc.Arbitrary<LimitOptions> {
     })
 }
 
-function stepArbitrary(maxDt: number): fc.Arbitrary<Step> {
+function stepArbitrary(
+  maxDt: number,
+  extra: { penalize: boolean; reservations: boolean } = { penalize: false, reservations: false },
+): fc.Arbitrary<Step> {
   const dt = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: maxDt }))
+  const more: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = []
+  if (extra.penalize) {
+    more.push(
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          op: fc.constant('penalize' as const),
+          dt,
+          cost: fc.integer({ min: 1, max: 12 }),
+        }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          op: fc.constant('reward' as const),
+          dt,
+          cost: fc.integer({ min: 1, max: 12 }),
+        }),
+      },
+    )
+  }
+  if (extra.reservations) {
+    more.push({
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('wait' as const),
+        dt,
+        cost: costs,
+        maxDelayMs: fc.integer({ min: 1, max: 2 * maxDt }),
+      }),
+    })
+  }
   return fc.oneof(
+    ...more,
     { weight: 8, arbitrary: fc.record({ op: fc.constant('consume' as const), dt, cost: costs }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('peek' as const), dt, cost: peekCosts }) },
     {
@@ -180,6 +246,11 @@ export function describeStoreConformance(
   const supported = capabilities.algorithms ?? ALGORITHMS
   const multiple = capabilities.multiplePolicies ?? true
   const refunds = capabilities.refund ?? true
+  const blocks = capabilities.block ?? true
+  const penalties = capabilities.penalize ?? true
+  const stateKeys = capabilities.keys ?? true
+  const reservations = capabilities.reservations ?? true
+  const extraSteps = { penalize: penalties, reservations }
   const traceRuns = capabilities.traceRuns ?? 60
   const meters = supported.filter(
     (a) => a === 'token-bucket' || a === 'leaky-bucket' || a === 'gcra',
@@ -493,6 +564,287 @@ export function describeStoreConformance(
       }
     }
 
+    // ---- Operations on keys: block, penalize, reward ---------------------------------------
+
+    if (blocks && supported.length > 0) {
+      const algorithm = supported.includes('fixed-window') ? 'fixed-window' : supported[0]
+      const policies = policiesOf({ algorithm, limit: 3, window: 600_000 })
+
+      test(`block: rejects with retryAfterMs = until - now, counters untouched (${algorithm})`, async () => {
+        const key = freshKey()
+        const now = 3_000_000
+        await store.consume({ key, policies, cost: 1, now })
+        await store.block({ key, until: now + 5000, now })
+        for (const op of ['consume', 'peek'] as const) {
+          const { outcomes } = await store[op]({ key, policies, cost: 1, now: now + 1000 })
+          expect(plain(outcomes)).toEqual([
+            { allowed: false, remaining: 0, resetMs: 4000, retryAfterMs: 4000, delayMs: 0 },
+          ])
+        }
+        // Cost 0 (how much is left) is refused the same way while the block holds.
+        const look = await store.peek({ key, policies, cost: 0, now: now + 2000 })
+        expect(look.outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 3000 })
+        // Lifted by time; the counters saw only the first request.
+        const after = await store.consume({ key, policies, cost: 1, now: now + 5000 })
+        expect(after.outcomes[0]).toMatchObject({ allowed: true, remaining: 1 })
+      })
+
+      test('block: a later block replaces an earlier one, until <= now lifts it, reset lifts it', async () => {
+        const key = freshKey()
+        const now = 3_000_000
+        await store.block({ key, until: now + 9000, now })
+        await store.block({ key, until: now + 2000, now })
+        let { outcomes } = await store.consume({ key, policies, cost: 1, now: now + 500 })
+        expect(outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 1500 })
+        await store.block({ key, until: now + 60_000, now: now + 500 })
+        ;({ outcomes } = await store.consume({ key, policies, cost: 1, now: now + 1000 }))
+        expect(outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 59_000 })
+        await store.block({ key, until: now + 1000, now: now + 1000 })
+        ;({ outcomes } = await store.consume({ key, policies, cost: 1, now: now + 1000 }))
+        expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 2 })
+        await store.block({ key, until: now + 60_000, now: now + 1000 })
+        await store.reset(key, policies)
+        ;({ outcomes } = await store.consume({ key, policies, cost: 1, now: now + 1000 }))
+        expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 2 })
+      })
+
+      test('block: over the limit, then blocked, then lifted (no stale answer in between)', async () => {
+        const key = freshKey()
+        const now = 3_000_000
+        const tight = policiesOf({ algorithm, limit: 1, window: 600_000 })
+        await store.consume({ key, policies: tight, cost: 1, now })
+        const over = await store.consume({ key, policies: tight, cost: 1, now })
+        expect(over.outcomes[0].allowed).toBe(false)
+        const counted = over.outcomes[0].retryAfterMs
+        await store.block({ key, until: now + counted + 50_000, now })
+        let { outcomes } = await store.consume({ key, policies: tight, cost: 1, now })
+        expect(outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: counted + 50_000 })
+        await store.block({ key, until: now, now })
+        ;({ outcomes } = await store.consume({ key, policies: tight, cost: 1, now }))
+        expect(outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: counted })
+      })
+
+      if (multiple) {
+        test('block: every policy of the key answers blocked', async () => {
+          const key = freshKey()
+          const now = 3_000_000
+          const two = policiesOf(
+            { algorithm, limit: 3, window: 600_000 },
+            { algorithm, limit: 9, window: 60_000 },
+          )
+          await store.block({ key, until: now + 700, now })
+          const { outcomes } = await store.consume({ key, policies: two, cost: 1, now })
+          expect(outcomes.map((o) => [o.allowed, o.retryAfterMs, o.remaining])).toEqual([
+            [false, 700, 0],
+            [false, 700, 0],
+          ])
+          const free = await store.consume({ key, policies: two, cost: 1, now: now + 700 })
+          expect(free.outcomes.map((o) => o.remaining)).toEqual([2, 8])
+        })
+      }
+    }
+
+    if (penalties) {
+      for (const algorithm of supported) {
+        test(`penalize never goes beyond full, reward never below empty (${algorithm})`, async () => {
+          const key = freshKey()
+          const now = 4_000_000
+          const policies = policiesOf({ algorithm, limit: 3, window: 600_000 })
+          await store.consume({ key, policies, cost: 1, now })
+          await store.penalize({ key, policies, cost: 1, now })
+          let look = await store.peek({ key, policies, cost: 0, now })
+          expect(look.outcomes[0].remaining).toBe(1)
+          await store.penalize({ key, policies, cost: 100, now })
+          look = await store.peek({ key, policies, cost: 0, now })
+          expect(look.outcomes[0].remaining).toBe(0)
+          // Full, not beyond: one unit given back is one request.
+          await store.refund({ key, policies, cost: 1, now })
+          expect((await store.consume({ key, policies, cost: 1, now })).outcomes[0].allowed).toBe(
+            true,
+          )
+          expect((await store.consume({ key, policies, cost: 1, now })).outcomes[0].allowed).toBe(
+            false,
+          )
+          // A reward larger than the usage leaves the key empty, not in credit.
+          await store.refund({ key, policies, cost: 100, now })
+          look = await store.peek({ key, policies, cost: 0, now })
+          expect(look.outcomes[0].remaining).toBe(3)
+          const again = await burstOn(key, policies, 4, now)
+          expect(again).toEqual([true, true, true, false])
+          // A penalty on a key never seen fills it.
+          const fresh = freshKey()
+          await store.penalize({ key: fresh, policies, cost: 7, now })
+          expect(
+            (await store.peek({ key: fresh, policies, cost: 1, now })).outcomes[0].allowed,
+          ).toBe(false)
+        })
+      }
+
+      if (supported.includes('sliding-log')) {
+        test('reward on sliding-log takes the newest timestamps first', async () => {
+          const key = freshKey()
+          const policies = policiesOf({ algorithm: 'sliding-log', limit: 3, window: 10_000 })
+          await store.consume({ key, policies, cost: 1, now: 100_000 })
+          await store.consume({ key, policies, cost: 2, now: 105_000 })
+          await store.refund({ key, policies, cost: 2, now: 106_000 })
+          // Left: the one at 100000, so the key frees up at 110000, not 115000.
+          const look = await store.peek({ key, policies, cost: 0, now: 106_000 })
+          expect(look.outcomes[0]).toMatchObject({ remaining: 2, resetMs: 4000 })
+        })
+      }
+    }
+
+    async function burstOn(key: string, policies: Policy[], n: number, now: number) {
+      const out: boolean[] = []
+      for (let i = 0; i < n; i++) {
+        out.push((await store.consume({ key, policies, cost: 1, now })).outcomes[0].allowed)
+      }
+      return out
+    }
+
+    // ---- Per-policy state keys (rules) ------------------------------------------------------
+
+    if (stateKeys && multiple && supported.length > 0) {
+      const algorithm = supported.includes('sliding-window') ? 'sliding-window' : supported[0]
+
+      test(`keys: two rules with different state keys in one all-or-nothing call (${algorithm})`, async () => {
+        const group = freshKey()
+        const now = 5_000_000
+        const rules = [
+          resolvePolicy({ algorithm, limit: 2, window: 600_000, name: 'route' }),
+          resolvePolicy({ algorithm, limit: 5, window: 600_000, name: 'user' }),
+        ]
+        const a = ['route:/a', 'user:1']
+        const b = ['route:/b', 'user:1']
+        for (let i = 0; i < 2; i++) {
+          const { outcomes } = await store.consume({
+            key: group,
+            keys: a,
+            policies: rules,
+            cost: 1,
+            now,
+          })
+          expect(outcomes.map((o) => o.allowed)).toEqual([true, true])
+        }
+        const third = await store.consume({ key: group, keys: a, policies: rules, cost: 1, now })
+        expect(third.outcomes.map((o) => o.allowed)).toEqual([false, true])
+        // The user rule did not count the rejected request, and /b shares the user's state only.
+        const other = await store.consume({ key: group, keys: b, policies: rules, cost: 1, now })
+        expect(other.outcomes.map((o) => [o.allowed, o.remaining])).toEqual([
+          [true, 1],
+          [true, 2],
+        ])
+        // The group key without `keys` is another state.
+        const bare = await store.peek({ key: group, policies: rules.slice(0, 1), cost: 0, now })
+        expect(bare.outcomes[0].remaining).toBe(2)
+        // Same policy (same id) under two state keys: two states.
+        const same = [
+          resolvePolicy({ algorithm, limit: 1, window: 600_000, name: 'x' }),
+          resolvePolicy({ algorithm, limit: 1, window: 600_000, name: 'y' }),
+        ]
+        const twice = await store.consume({
+          key: group,
+          keys: ['x', 'y'],
+          policies: same,
+          cost: 1,
+          now,
+        })
+        expect(twice.outcomes.map((o) => o.allowed)).toEqual([true, true])
+        // A block on the group refuses every state key of it; reset with keys forgets them.
+        await store.block({ key: group, until: now + 1000, now })
+        const blocked = await store.consume({ key: group, keys: b, policies: rules, cost: 1, now })
+        expect(blocked.outcomes.map((o) => o.retryAfterMs)).toEqual([1000, 1000])
+        await store.reset(group, rules, a)
+        const fresh = await store.peek({ key: group, keys: a, policies: rules, cost: 0, now })
+        expect(fresh.outcomes.map((o) => o.remaining)).toEqual([2, 5])
+        const kept = await store.peek({ key: group, keys: b, policies: rules, cost: 0, now })
+        expect(kept.outcomes.map((o) => o.remaining)).toEqual([1, 5])
+        // penalize and reward follow the state keys too.
+        if (penalties) {
+          await store.penalize({ key: group, keys: b, policies: rules, cost: 1, now })
+          const p = await store.peek({ key: group, keys: b, policies: rules, cost: 0, now })
+          expect(p.outcomes.map((o) => o.remaining)).toEqual([0, 4])
+          await store.refund({ key: group, keys: b, policies: rules, cost: 5, now })
+          const r = await store.peek({ key: group, keys: b, policies: rules, cost: 0, now })
+          expect(r.outcomes.map((o) => o.remaining)).toEqual([2, 5])
+        }
+      })
+    }
+
+    // ---- Reservations (limiter.wait) --------------------------------------------------------
+
+    if (reservations) {
+      for (const algorithm of meters) {
+        test(`maxDelayMs: reservations at the policy's pace, none early; beyond it nothing is written (${algorithm})`, async () => {
+          const key = freshKey()
+          const now = 6_000_000
+          // 10 a second (one every 100 ms), room for 2 at once.
+          const policies = policiesOf({ algorithm, limit: 10, window: 1000, burst: 2 })
+          const delays: number[] = []
+          for (let i = 0; i < 20; i++) {
+            const { outcomes } = await store.consume({
+              key,
+              policies,
+              cost: 1,
+              now,
+              maxDelayMs: 1000,
+            })
+            if (!outcomes[0].allowed) break
+            delays.push(outcomes[0].delayMs)
+          }
+          // token-bucket and gcra: two fit now, then one each 100 ms, up to 1000 ms ahead.
+          // leaky-bucket shapes every request, 100 ms apart from the first, up to 1000 ms.
+          expect(delays).toEqual(
+            algorithm === 'leaky-bucket'
+              ? [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]
+              : [0, 0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000],
+          )
+          // The one beyond maxDelayMs was rejected and wrote nothing.
+          const before = await store.peek({ key, policies, cost: 0, now })
+          const beyond = await store.consume({ key, policies, cost: 1, now, maxDelayMs: 1000 })
+          expect(beyond.outcomes[0]).toMatchObject({
+            allowed: false,
+            retryAfterMs: 100,
+            delayMs: 0,
+          })
+          expect(await store.peek({ key, policies, cost: 0, now })).toEqual(before)
+          // Giving one reservation back (an aborted wait) frees exactly that slot.
+          await store.refund({ key, policies, cost: 1, now, at: now })
+          const back = await store.consume({ key, policies, cost: 1, now, maxDelayMs: 1000 })
+          expect(back.outcomes[0]).toMatchObject({ allowed: true, delayMs: 1000 })
+          // Without maxDelayMs nothing passes now.
+          const plainNow = await store.consume({ key, policies, cost: 1, now })
+          expect(plainNow.outcomes[0].allowed).toBe(false)
+          // 300 ms later the queue has moved on by 3: a reservation waits 800.
+          const later = await store.consume({
+            key,
+            policies,
+            cost: 1,
+            now: now + 300,
+            maxDelayMs: 1000,
+          })
+          expect(later.outcomes[0]).toMatchObject({ allowed: true, delayMs: 800 })
+        })
+      }
+
+      for (const algorithm of windowed) {
+        test(`maxDelayMs is ignored by ${algorithm} (no reservations on counters)`, async () => {
+          const key = freshKey()
+          const now = 6_000_000
+          const policies = policiesOf({ algorithm, limit: 1, window: 1000 })
+          await store.consume({ key, policies, cost: 1, now })
+          const { outcomes } = await store.consume({
+            key,
+            policies,
+            cost: 1,
+            now,
+            maxDelayMs: 60_000,
+          })
+          expect(outcomes[0]).toMatchObject({ allowed: false, delayMs: 0 })
+        })
+      }
+    }
+
     // ---- Randomized traces against core's pure transitions ---------------------------------
 
     /** Replays a trace on the store and on the reference model; every outcome must match. */
@@ -509,6 +861,22 @@ export function describeStoreConformance(
           const { outcomes } = await store.consume({ key, policies, cost: step.cost, now })
           expect({ where, outcomes: plain(outcomes) }).toEqual({ where, outcomes: expected })
           if (expected.every((o) => o.allowed)) admitted.push(now)
+        } else if (step.op === 'wait') {
+          const { cost, maxDelayMs } = step
+          const expected = model.consume(now, cost, maxDelayMs)
+          const { outcomes } = await store.consume({ key, policies, cost, now, maxDelayMs })
+          expect({ where, maxDelayMs, outcomes: plain(outcomes) }).toEqual({
+            where,
+            maxDelayMs,
+            outcomes: expected,
+          })
+          if (expected.every((o) => o.allowed)) admitted.push(now)
+        } else if (step.op === 'penalize') {
+          model.penalize(now, step.cost)
+          await store.penalize({ key, policies, cost: step.cost, now })
+        } else if (step.op === 'reward') {
+          model.refund(now, step.cost)
+          await store.refund({ key, policies, cost: step.cost, now })
         } else if (step.op === 'peek') {
           const expected = model.peek(now, step.cost)
           const { outcomes } = await store.peek({ key, policies, cost: step.cost, now })
@@ -531,7 +899,7 @@ export function describeStoreConformance(
           fc.asyncProperty(
             limitArbitrary(algorithm),
             fc.integer({ min: 0, max: 10_000_000 }),
-            fc.array(stepArbitrary(3000), { minLength: 1, maxLength: 40 }),
+            fc.array(stepArbitrary(3000, extraSteps), { minLength: 1, maxLength: 40 }),
             async (limit, start, steps) => {
               await replay([resolvePolicy(limit)], start, steps)
             },
@@ -552,7 +920,7 @@ export function describeStoreConformance(
           fc.asyncProperty(
             limits,
             fc.integer({ min: 0, max: 10_000_000 }),
-            fc.array(stepArbitrary(3000), { minLength: 1, maxLength: 40 }),
+            fc.array(stepArbitrary(3000, extraSteps), { minLength: 1, maxLength: 40 }),
             async (options, start, steps) => {
               // Unique names, as the limiter requires; ids may repeat (then state is shared).
               const policies = options.map((o, i) => resolvePolicy({ ...o, name: `l${i}` }))

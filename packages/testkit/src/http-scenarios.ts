@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, get as httpGet, type RequestListener, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import request from 'supertest'
 import {
   ConfigError,
   headerKey,
+  type DescriptorEntry,
   type HttpLimitOptions,
   type HttpRequestLike,
   type Store,
@@ -80,7 +84,15 @@ export class FailingStore implements Store {
   reset() {
     return this.fail()
   }
+  penalize() {
+    return this.fail()
+  }
+  block() {
+    return this.fail()
+  }
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Lets refunds scheduled on response 'close' run before the next request. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 5))
@@ -509,6 +521,258 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await expect(harness.start({ limitt: 5 } as ScenarioOptions)).rejects.toThrow(
         /unknown option `limitt`/,
       )
+    })
+
+    describe('rules and descriptors', () => {
+      /** The request path, as every framework's request carries it. */
+      const path = (req: HttpRequestLike) => (req.url ?? '/').split('?')[0]
+      const descriptors = (req: HttpRequestLike): DescriptorEntry[] => [
+        ['route', path(req)],
+        ['user', req.headers['x-user'] as string | undefined],
+      ]
+      const minute = (n: number) => ({ unit: 'minute' as const, requests_per_unit: n })
+
+      test('per-route and per-user rules in one request, all-or-nothing; most specific wins', async () => {
+        const agent = await start({
+          clock: fakeClock(T0).read,
+          descriptors,
+          rules: {
+            domain: 'api',
+            descriptors: [
+              { key: 'route', value: '/', rate_limit: minute(3) },
+              { key: 'user', rate_limit: { ...minute(2), algorithm: 'fixed-window' } },
+              { key: 'user', value: 'vip', rate_limit: minute(5) },
+            ],
+          },
+          standardHeaders: 'draft-8',
+        })
+        const first = await agent.get('/').set('x-user', 'alice').expect(200)
+        // Both rules decided this request; the binding one (fewest left) is the per-user one.
+        expect(first.headers['x-ratelimit-limit']).toBe('2')
+        expect(first.headers['x-ratelimit-remaining']).toBe('1')
+        expect(first.headers['ratelimit-policy']).toBe(
+          '"api.route_/";q=3;w=60, "api.user";q=2;w=60',
+        )
+        await agent.get('/').set('x-user', 'alice').expect(200)
+        const limited = await agent.get('/').set('x-user', 'alice').expect(429)
+        expect(limited.headers['x-ratelimit-limit']).toBe('2')
+        expect(limited.headers['retry-after']).toBe('60')
+        // alice's rejected request took nothing from the route: bob gets its third slot.
+        await agent.get('/').set('x-user', 'bob').expect(200)
+        const route = await agent.get('/').set('x-user', 'carol').expect(429)
+        expect(route.headers['x-ratelimit-limit']).toBe('3')
+        // The valued rule out-specifies the bare one: vip has 5 a minute (on a route without a rule).
+        for (let i = 0; i < 5; i++) await agent.get('/bad').set('x-user', 'vip').expect(400)
+        await agent.get('/bad').set('x-user', 'vip').expect(429)
+        await agent.get('/bad').set('x-user', 'dave').expect(400)
+        await agent.get('/bad').set('x-user', 'dave').expect(400)
+        await agent.get('/bad').set('x-user', 'dave').expect(429)
+      })
+
+      test('a request no rule matches passes without headers; unlimited rules pass', async () => {
+        const agent = await start({
+          descriptors: async (req) => descriptors(req),
+          rules: {
+            domain: 'api',
+            descriptors: [
+              { key: 'user', rate_limit: minute(1) },
+              { key: 'user', value: 'admin', unlimited: true },
+            ],
+          },
+        })
+        for (let i = 0; i < 3; i++) {
+          const anonymous = await agent.get('/').expect(200)
+          expect(anonymous.headers['x-ratelimit-limit']).toBeUndefined()
+          expect(anonymous.body.remaining).toBeNull()
+          const admin = await agent.get('/').set('x-user', 'admin').expect(200)
+          expect(admin.headers['x-ratelimit-limit']).toBeUndefined()
+        }
+        await agent.get('/').set('x-user', 'eve').expect(200)
+        await agent.get('/').set('x-user', 'eve').expect(429)
+      })
+
+      test('a shadow rule never blocks and sends no headers; enforced rules still count', async () => {
+        const agent = await start({
+          clock: fakeClock(T0).read,
+          descriptors,
+          rules: {
+            domain: 'api',
+            descriptors: [
+              { key: 'route', value: '/', rate_limit: minute(4) },
+              { key: 'user', rate_limit: minute(1), shadow_mode: true },
+            ],
+          },
+          standardHeaders: 'draft-8',
+        })
+        for (const remaining of [3, 2, 1, 0]) {
+          const res = await agent.get('/').set('x-user', 'alice').expect(200)
+          // Only the enforced route rule shows; the shadow one (over its limit) is silent.
+          expect(res.headers['x-ratelimit-limit']).toBe('4')
+          expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining))
+          expect(res.headers['ratelimit-policy']).toBe('"api.route_/";q=4;w=60')
+        }
+        await agent.get('/').set('x-user', 'alice').expect(429)
+        // Shadow rules alone: always admitted, never a header.
+        for (let i = 0; i < 3; i++) {
+          const res = await agent.get('/bad').set('x-user', 'alice').expect(400)
+          expect(res.headers['x-ratelimit-limit']).toBeUndefined()
+          expect(res.headers['retry-after']).toBeUndefined()
+        }
+      })
+
+      test('hot reload: a changed rules file applies between requests', async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'sluice-rules-'))
+        const file = join(dir, 'rules.yaml')
+        const yaml = (n: number) =>
+          `domain: api\ndescriptors:\n  - key: user\n    rate_limit: { unit: minute, requests_per_unit: ${n} }\n`
+        writeFileSync(file, yaml(1))
+        const logger = captureLogger()
+        try {
+          const agent = await start({ clock: fakeClock(T0).read, descriptors, rules: file, logger })
+          await agent.get('/').set('x-user', 'alice').expect(200)
+          await agent.get('/').set('x-user', 'alice').expect(429)
+          writeFileSync(
+            file,
+            'domain: api\ndescriptors:\n  - key: user\n    rate_limit: { unit: fortnight }\n',
+          )
+          // An invalid version is reported and the old rules stay in force.
+          for (let i = 0; i < 100 && logger.warnings.length === 0; i++) await sleep(20)
+          expect(logger.warnings[0]).toMatch(/rules not reloaded/)
+          await agent.get('/').set('x-user', 'alice').expect(429)
+          writeFileSync(file, yaml(3))
+          // Probe with fresh users (each counted apart) until the new limit shows.
+          let limit: string | undefined
+          for (let i = 0; i < 100 && limit !== '3'; i++) {
+            await sleep(20)
+            limit = (await agent.get('/').set('x-user', `probe-${i}`)).headers['x-ratelimit-limit']
+          }
+          expect(limit).toBe('3')
+          // A changed limit is a new policy: alice counts afresh under it.
+          for (const remaining of [2, 1, 0]) {
+            const res = await agent.get('/').set('x-user', 'alice').expect(200)
+            expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining))
+          }
+          await agent.get('/').set('x-user', 'alice').expect(429)
+        } finally {
+          rmSync(dir, { recursive: true, force: true })
+        }
+      })
+
+      test('bad rules options fail at start-up with a ConfigError naming them', async () => {
+        const rules = { domain: 'api', descriptors: [{ key: 'user', rate_limit: minute(1) }] }
+        await expect(harness.start({ rules })).rejects.toThrow(
+          /`descriptors` must be a function .* when `rules` is given; got undefined/,
+        )
+        await expect(harness.start({ descriptors })).rejects.toThrow(
+          /`descriptors` must be unset unless `rules` is given/,
+        )
+        await expect(harness.start({ rules, descriptors, limit: 5 })).rejects.toThrow(
+          /`limit` must be unset when `rules` is given/,
+        )
+        await expect(
+          harness.start({
+            rules: { domain: 'api', descriptors: [{ key: 'user', rate_limits: {} }] } as never,
+            descriptors,
+          }),
+        ).rejects.toThrow(/unknown key `rate_limits` in `descriptors\[0\]`/)
+      })
+    })
+
+    describe('queue: hold instead of 429', () => {
+      test('requests over the limit are held for their slot, in order, none early', async () => {
+        // 20 a second, burst 1: slots 50 ms apart; the fake clock stands still, the hold is real.
+        const agent = await start({
+          algorithm: 'gcra',
+          limit: 20,
+          window: '1s',
+          burst: 1,
+          clock: fakeClock(T0).read,
+          queue: { maxWaitMs: 500 },
+        })
+        const started = performance.now()
+        const done: number[] = []
+        await Promise.all(
+          [0, 1, 2, 3].map(async (i) => {
+            await agent.get('/').set('x-n', String(i)).expect(200)
+            done.push(performance.now() - started)
+          }),
+        )
+        done.sort((a, b) => a - b)
+        expect(done[3]).toBeGreaterThanOrEqual(149)
+      })
+
+      test('a wait longer than maxWaitMs is answered 429 at once', async () => {
+        const agent = await start({
+          algorithm: 'token-bucket',
+          limit: 1,
+          window: '1s',
+          clock: fakeClock(T0).read,
+          queue: { maxWaitMs: 100 },
+        })
+        await agent.get('/').expect(200)
+        const started = performance.now()
+        const res = await agent.get('/').expect(429)
+        expect(performance.now() - started).toBeLessThan(500)
+        expect(res.headers['retry-after']).toBe('1')
+      })
+
+      test('a client that disconnects while queued gives its slot back', async () => {
+        // 10 a second, burst 1: the second request is held 100 ms. A third may wait 150 ms:
+        // enough for the slot after the first (100 ms), not for one after the second (200 ms).
+        const agent = await start({
+          algorithm: 'gcra',
+          limit: 10,
+          window: '1s',
+          burst: 1,
+          clock: fakeClock(T0).read,
+          queue: { maxWaitMs: 150 },
+        })
+        const { port } = open[open.length - 1].server.address() as AddressInfo
+        await agent.get('/').expect(200)
+        await new Promise<void>((resolve) => {
+          const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
+          abandoned.on('error', () => resolve())
+          setTimeout(() => {
+            abandoned.destroy()
+            resolve()
+          }, 30)
+        })
+        await settle()
+        await agent.get('/').expect(200)
+      })
+
+      test('queue with rules: meter rules hold, the request goes on at its slot', async () => {
+        const agent = await start({
+          clock: fakeClock(T0).read,
+          descriptors: (req) => [['user', req.headers['x-user'] as string | undefined]],
+          rules: {
+            domain: 'api',
+            descriptors: [
+              {
+                key: 'user',
+                rate_limit: { unit: 'second', requests_per_unit: 20, algorithm: 'gcra', burst: 1 },
+              },
+            ],
+          },
+          queue: { maxWaitMs: 60 },
+        })
+        const results = await Promise.all(
+          [0, 1, 2].map((i) => agent.get('/').set('x-user', 'alice').set('x-n', String(i))),
+        )
+        expect(results.map((r) => r.status).sort()).toEqual([200, 200, 429])
+      })
+
+      test('queue needs a meter algorithm and a positive maxWaitMs (ConfigError at start-up)', async () => {
+        await expect(harness.start({ limit: 5, queue: { maxWaitMs: 100 } })).rejects.toThrow(
+          /`algorithm` must be a meter algorithm .* when `queue` is given.*got "sliding-window"/,
+        )
+        await expect(
+          harness.start({ algorithm: 'gcra', limit: 5, queue: { maxWaitMs: 0 } }),
+        ).rejects.toThrow(/`queue.maxWaitMs` must be a positive number of ms; got 0/)
+        await expect(
+          harness.start({ algorithm: 'gcra', limit: 5, queue: { maxWait: 10 } as never }),
+        ).rejects.toThrow(/unknown option `maxWait` for queue/)
+      })
     })
   })
 }

@@ -6,9 +6,6 @@ import { dirname, join, relative, resolve } from 'node:path'
 // GitHub renders it. Links to the web are not fetched.
 
 const ROOT = resolve(__dirname, '../../..')
-/** Pages being written elsewhere: links to them are checked once the file exists. */
-const PENDING = new Set(['docs/operations.md', 'docs/outbound.md'])
-
 /** Markdown with fenced code blocks and inline code spans blanked (line numbers kept). */
 function prose(markdown: string): string {
   let fence: string | undefined
@@ -111,7 +108,7 @@ function brokenLinks(page: string): string[] {
       continue
     }
     if (!existsSync(resolved)) {
-      if (!PENDING.has(inRepo)) broken.push(`${where}: no such file`)
+      broken.push(`${where}: no such file`)
       continue
     }
     if (fragment === undefined || fragment === '') continue

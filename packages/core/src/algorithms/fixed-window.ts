@@ -38,7 +38,21 @@ export const fixedWindow: Algorithm = {
   },
 
   refund(s, b, _now, policy, cost, at) {
-    if (s[b] === at - (at % policy.windowMs)) s[b + 1] = Math.max(0, s[b + 1] - cost)
+    // A reward (no `at`) takes from the stored window: a stale one no longer counts anyway.
+    if (at === undefined || s[b] === at - (at % policy.windowMs))
+      s[b + 1] = Math.max(0, s[b + 1] - cost)
+  },
+
+  penalize(s, b, now, policy, cost) {
+    const windowStart = now - (now % policy.windowMs)
+    // A clock that stepped back into an older window leaves the newer count as it is.
+    if (s[b] > windowStart) return
+    if (s[b] !== windowStart) {
+      s[b] = windowStart
+      s[b + 1] = 0
+    }
+    const raised = Math.min(policy.limit, s[b + 1] + cost)
+    if (raised > s[b + 1]) s[b + 1] = raised
   },
 
   expiresAt: (s, b, policy) => (s[b + 1] > 0 ? s[b] + policy.windowMs : 0),

@@ -1,6 +1,6 @@
 import type { Policy } from '../policy'
 import type { Algorithm, StateVector } from './types'
-import { decideMeter } from './meter'
+import { decideMeter, penalized } from './meter'
 
 /*
  * Generic cell rate algorithm: one theoretical arrival time (TAT) per key. A request may pass
@@ -32,14 +32,17 @@ function setTat(
 
 export const gcra: Algorithm = {
   slots: () => 2,
-  decide(s, b, now, policy, cost, out) {
-    decideMeter(backlog(s, b, now, policy), policy, cost, out, false)
+  decide(s, b, now, policy, cost, out, maxDelayMs) {
+    decideMeter(backlog(s, b, now, policy), policy, cost, out, false, maxDelayMs)
   },
   apply(s, b, now, policy, cost) {
     setTat(s, b, now, policy, backlog(s, b, now, policy) + cost * policy.windowMs)
   },
   refund(s, b, now, policy, cost) {
     setTat(s, b, now, policy, backlog(s, b, now, policy) - cost * policy.windowMs)
+  },
+  penalize(s, b, now, policy, cost) {
+    setTat(s, b, now, policy, penalized(backlog(s, b, now, policy), policy, cost))
   },
   expiresAt: (s, b) => (s[b] > 0 ? s[b] + (s[b + 1] > 0 ? 1 : 0) : 0),
 }

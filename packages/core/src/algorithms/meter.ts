@@ -10,13 +10,32 @@ import { rejectForever } from './types'
  * and in leaky-bucket's shaping delay.
  */
 
-/** Fills `out` for a request of `cost` against a backlog (already drained to `now`). */
+/**
+ * Fills `out` for a request of `cost` against a backlog (already drained to `now`).
+ *
+ * Reservations (`maxDelayMs` > 0, `limiter.wait`): the request is admitted when the caller
+ * would have to wait at most maxDelayMs before going, and `delayMs` says how long. All in
+ * integers: a wait of w ms is w x limit backlog units (the backlog drains by `limit` per ms).
+ * - token-bucket, gcra: the wait is until the request fits, i.e. until the excess
+ *   backlog + need - capacity has drained: admitted when excess <= maxDelayMs x limit, with
+ *   delayMs = ceil(excess / limit) (0 when it fits now). Applying it raises the backlog past the
+ *   capacity by the excess, so the next reservation queues behind it: N reservations get delays
+ *   at the policy's pace (window / limit apart), none early.
+ * - leaky-bucket: the wait is its shaping delay ceil(backlog / limit), until the units ahead
+ *   have left. It is never shorter than the excess wait (need <= capacity, so excess <= backlog),
+ *   so "max of the two" is the shaping delay, and admission tests it: admitted when
+ *   backlog <= maxDelayMs x limit, even past the queue's capacity (a reservation), and rejected
+ *   when the queue has room but the delay would pass maxDelayMs. The backlog then exceeds the
+ *   capacity by at most maxDelayMs x limit as well.
+ * A rejected reservation's `retryAfterMs` is when the same call would be admitted.
+ */
 export function decideMeter(
   backlog: number,
   policy: Policy,
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
+  maxDelayMs = 0,
 ): void {
   const capacity = policy.burst * policy.windowMs
   const need = cost * policy.windowMs
@@ -26,6 +45,26 @@ export function decideMeter(
       Math.floor((capacity - backlog) / policy.windowMs),
       Math.ceil(backlog / policy.limit),
     )
+  }
+  if (maxDelayMs > 0 && cost > 0) {
+    // The wait before going, in backlog units (x limit per ms); <= 0: none.
+    const ahead = shaping ? backlog : backlog + need - capacity
+    const reserve = maxDelayMs * policy.limit
+    if (ahead <= reserve) {
+      out.allowed = true
+      const left = Math.floor((capacity - backlog - need) / policy.windowMs)
+      out.remaining = left > 0 ? left : 0
+      out.resetMs = Math.ceil((backlog + need) / policy.limit)
+      out.retryAfterMs = 0
+      out.delayMs = ahead > 0 ? Math.ceil(ahead / policy.limit) : 0
+    } else {
+      out.allowed = false
+      out.remaining = Math.max(0, Math.floor((capacity - backlog) / policy.windowMs))
+      out.resetMs = Math.ceil(backlog / policy.limit)
+      out.retryAfterMs = Math.ceil((ahead - reserve) / policy.limit)
+      out.delayMs = 0
+    }
+    return
   }
   if (backlog + need <= capacity) {
     out.allowed = true
@@ -48,4 +87,14 @@ export function drained(level: number, last: number, now: number, policy: Policy
   if (now <= last) return level
   const left = level - (now - last) * policy.limit
   return left > 0 ? left : 0
+}
+
+/**
+ * The backlog after a penalty of `cost`: raised by cost x window but never past the capacity;
+ * a backlog already past it (a reservation, a soft limit) is kept.
+ */
+export function penalized(backlog: number, policy: Policy, cost: number): number {
+  const capacity = policy.burst * policy.windowMs
+  const raised = Math.min(capacity, backlog + cost * policy.windowMs)
+  return raised > backlog ? raised : backlog
 }

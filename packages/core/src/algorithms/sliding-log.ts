@@ -56,6 +56,11 @@ export const slidingLog: Algorithm = {
   },
 
   refund(s, b, now, policy, cost, at) {
+    if (at === undefined) {
+      // A reward: the newest timestamps go first (they are the last ones, ascending order).
+      s[b] = Math.max(0, s[b] - cost)
+      return
+    }
     if (at <= now - policy.windowMs) return
     let stored = s[b]
     let left = cost
@@ -66,6 +71,12 @@ export const slidingLog: Algorithm = {
       left--
     }
     s[b] = stored
+  },
+
+  penalize(s, b, now, policy, cost) {
+    const live = s[b] - firstLive(s, b, now, policy.windowMs)
+    const add = Math.min(cost, policy.limit - live)
+    if (add > 0) slidingLog.apply(s, b, now, policy, add)
   },
 
   expiresAt: (s, b, policy) => (s[b] > 0 ? s[b + s[b]] + policy.windowMs : 0),

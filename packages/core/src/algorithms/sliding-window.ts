@@ -108,11 +108,32 @@ export const slidingWindow: Algorithm = {
   refund(s, b, now, policy, cost, at) {
     const size = policy.windowMs / policy.precision
     const ring = policy.precision + 1
+    if (at === undefined) {
+      // A reward: from the newest bucket that still counts backwards, never below zero.
+      const oldest = Math.max(Math.floor(now / size) - policy.precision, s[b] - ring + 1, 0)
+      let left = cost
+      for (let bucket = s[b]; bucket >= oldest && left > 0; bucket--) {
+        const slot = b + 1 + (bucket % ring)
+        const taken = Math.min(left, s[slot])
+        s[slot] -= taken
+        left -= taken
+      }
+      return
+    }
     const bucket = Math.floor(at / size)
     const oldestCounted = Math.floor(now / size) - policy.precision
     if (bucket < oldestCounted || bucket > s[b] || bucket <= s[b] - ring) return
     const slot = b + 1 + (bucket % ring)
     s[slot] = Math.max(0, s[slot] - cost)
+  },
+
+  penalize(s, b, rawNow, policy, cost) {
+    const size = policy.windowMs / policy.precision
+    const now = Math.max(rawNow, s[b] * size)
+    // The current bucket counts in full: adding n to it raises floor(estimate) by exactly n.
+    const used = Math.floor(scaledEstimate(s, b, policy, now) / size)
+    const add = Math.min(cost, policy.limit - used)
+    if (add > 0) slidingWindow.apply(s, b, rawNow, policy, add)
   },
 
   expiresAt: (s, b, policy) => resetAt(s, b, policy),

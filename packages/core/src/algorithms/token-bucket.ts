@@ -1,5 +1,5 @@
 import type { Algorithm } from './types'
-import { decideMeter, drained } from './meter'
+import { decideMeter, drained, penalized } from './meter'
 
 /**
  * A bucket of `burst` tokens refilled lazily at `limit` per window; a request takes `cost`.
@@ -9,8 +9,8 @@ import { decideMeter, drained } from './meter'
 export function bucketAlgorithm(shaping: boolean): Algorithm {
   return {
     slots: () => 2,
-    decide(s, b, now, policy, cost, out) {
-      decideMeter(drained(s[b], s[b + 1], now, policy), policy, cost, out, shaping)
+    decide(s, b, now, policy, cost, out, maxDelayMs) {
+      decideMeter(drained(s[b], s[b + 1], now, policy), policy, cost, out, shaping, maxDelayMs)
     },
     apply(s, b, now, policy, cost) {
       s[b] = drained(s[b], s[b + 1], now, policy) + cost * policy.windowMs
@@ -18,6 +18,10 @@ export function bucketAlgorithm(shaping: boolean): Algorithm {
     },
     refund(s, b, now, policy, cost) {
       s[b] = Math.max(0, drained(s[b], s[b + 1], now, policy) - cost * policy.windowMs)
+      s[b + 1] = Math.max(now, s[b + 1])
+    },
+    penalize(s, b, now, policy, cost) {
+      s[b] = penalized(drained(s[b], s[b + 1], now, policy), policy, cost)
       s[b + 1] = Math.max(now, s[b + 1])
     },
     expiresAt: (s, b, policy) => (s[b] > 0 ? s[b + 1] + Math.ceil(s[b] / policy.limit) : 0),

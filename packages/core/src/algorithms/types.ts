@@ -15,7 +15,11 @@ export type StateVector = { [index: number]: number; readonly length: number }
 export interface Algorithm {
   /** Slots the state of `policy` occupies (fixed for a given policy). */
   slots(policy: Policy): number
-  /** What a request of `cost` (0 = just look) would get at `now`. Fills `out`; changes nothing. */
+  /**
+   * What a request of `cost` (0 = just look) would get at `now`. Fills `out`; changes nothing.
+   * `maxDelayMs` (meters only; counters ignore it): a request that does not fit now is still
+   * admitted when it fits within that many ms, a reservation, with `out.delayMs` the wait.
+   */
   decide(
     state: StateVector,
     base: number,
@@ -23,18 +27,28 @@ export interface Algorithm {
     policy: Policy,
     cost: number,
     out: PolicyOutcome,
+    maxDelayMs?: number,
   ): void
   /** Takes `cost` for an admitted request. Call only after `decide` admitted it. */
   apply(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
-  /** Gives back `cost` taken at `at`: never below empty, never into a window that has reset. */
+  /**
+   * Gives back `cost` taken at `at`: never below empty, never into a window that has reset.
+   * `at` undefined (a reward): taken from the newest usage that still counts, never below empty.
+   */
   refund(
     state: StateVector,
     base: number,
     now: number,
     policy: Policy,
     cost: number,
-    at: number,
+    at?: number,
   ): void
+  /**
+   * Adds `cost` to the usage at `now` whatever the limit says, but never beyond full: counters
+   * up to `limit` (sliding-log: at most `limit` live timestamps), meters up to their capacity.
+   * Usage already beyond full (a soft limit, a reservation) is left as it is.
+   */
+  penalize(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
   /** When the state is empty again (ms); 0 when it already is. Stores use it as the expiry. */
   expiresAt(state: StateVector, base: number, policy: Policy): number
 }

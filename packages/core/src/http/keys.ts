@@ -8,6 +8,8 @@ export interface HttpRequestLike {
   /** The client address as the framework resolved it (its trust-proxy setting decides whether X-Forwarded-For counts). */
   readonly ip?: string | undefined
   readonly headers: IncomingHttpHeaders
+  /** The request target (path and query), as Express `req.url`, Fastify `request.url` and Koa `ctx.url` give it. */
+  readonly url?: string
 }
 
 /**

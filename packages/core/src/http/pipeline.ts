@@ -5,7 +5,14 @@ import { createLimiter, type Limiter } from '../create-limiter'
 import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { Duration } from '../duration'
-import { invalidOption } from '../errors'
+import { invalidOption, SluiceError } from '../errors'
+import type { DescriptorEntry } from '../rules/compile'
+import {
+  createRulesLimiter,
+  type RulesDecision,
+  type RulesLimiter,
+  type RulesSource,
+} from '../rules/limiter'
 import {
   checkKnownOptions,
   checkPositiveInteger,
@@ -14,7 +21,7 @@ import {
   type StoreErrorMode,
   type ThrottleMode,
 } from '../options'
-import type { AlgorithmName } from '../policy'
+import { METER_ALGORITHMS, type AlgorithmName } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
 import {
@@ -120,8 +127,30 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   onStoreError?: StoreErrorMode
   /** A store call slower than this counts as a failure. @default 1000 */
   timeoutMs?: number
-  /** Receives one-time warnings (proxy trust, missing IPs, failed refunds). @default console */
+  /** Receives one-time warnings (proxy trust, missing IPs, failed refunds) and rules reload news. @default console */
   logger?: Logger
+  /**
+   * Limits from rules (docs/rules.md) instead of `limit`/`limits`: a file path (loaded now,
+   * watched and hot-reloaded), a rules object, a RuleSet (`loadRules`) or a RulesWatcher
+   * (`watchRules`). Needs `descriptors`. Every rule a request matches is enforced in one
+   * all-or-nothing store call; a request that matches none passes without headers.
+   * @default undefined
+   */
+  rules?: RulesSource
+  /**
+   * With `rules`: the request's descriptor entries, e.g.
+   * `(req) => [['route', req.path], ['user', req.user?.id]]` (sync or async).
+   * @default undefined
+   */
+  descriptors?: (req: Req) => Awaitable<readonly DescriptorEntry[]>
+  /**
+   * Hold a request that would be rejected until its reserved slot (limiter.wait) instead of
+   * answering 429, for at most `maxWaitMs`; a longer wait is answered 429 at once, and a client
+   * that disconnects while held gives its slot back. Needs a meter algorithm (token-bucket,
+   * leaky-bucket, gcra); with `rules`, only meter rules hold requests.
+   * @default undefined (off)
+   */
+  queue?: { maxWaitMs: number }
 }
 
 /** What a framework's proxy setting trusts: nothing, some hops, or every X-Forwarded-For (spoofable). */
@@ -159,7 +188,8 @@ export interface AllowVerdict {
 /** The request is answered here: limited (429), banned or denied (403). */
 export interface RejectVerdict {
   readonly action: 'reject'
-  readonly reason: 'limited' | 'banned' | 'denied'
+  /** `aborted`: the client went away while its request was held (`queue`); the answer goes nowhere. */
+  readonly reason: 'limited' | 'banned' | 'denied' | 'aborted'
   readonly status: number
   /** Absent for deny-listed requests, which never reach the limiter. */
   readonly decision: Decision | undefined
@@ -176,8 +206,10 @@ export type HttpVerdict = PassVerdict | AllowVerdict | RejectVerdict
 export interface HttpLimiter<Req> {
   /** Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`. */
   decide(req: Req, res: ServerResponse): Promise<HttpVerdict>
-  /** The limiter of a fixed limit (undefined for per-tier limits): for tests and `reset`. */
+  /** The limiter of a fixed limit (undefined for per-tier limits and rules): for tests and `reset`. */
   readonly limiter: Limiter | undefined
+  /** The rules limiter when the `rules` option is given. */
+  readonly rulesLimiter: RulesLimiter | undefined
   readonly store: Store
 }
 
@@ -211,6 +243,9 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'onStoreError',
   'timeoutMs',
   'logger',
+  'rules',
+  'descriptors',
+  'queue',
 ]
 
 const PASS: PassVerdict = { action: 'pass' }
@@ -268,6 +303,42 @@ function compileList<Req extends HttpRequestLike>(
   }
 }
 
+/** Options that set limits, which `rules` replaces. */
+const RULES_EXCLUDE = [
+  'limit',
+  'limits',
+  'window',
+  'algorithm',
+  'burst',
+  'precision',
+  'throttle',
+] as const
+
+/** Checks `queue` once; its maxWaitMs, or undefined when queueing is off. */
+function checkQueue(queue: unknown): number | undefined {
+  if (queue === undefined) return undefined
+  if (typeof queue !== 'object' || queue === null || Array.isArray(queue)) {
+    invalidOption('queue', queue, 'an object { maxWaitMs }')
+  }
+  checkKnownOptions(queue, ['maxWaitMs'], 'queue')
+  const ms = (queue as { maxWaitMs?: unknown }).maxWaitMs
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+    invalidOption('queue.maxWaitMs', ms, 'a positive number of ms')
+  }
+  return ms
+}
+
+/** An AbortSignal that fires when the response closes before it finished (the client left). */
+function holdSignal(res: ServerResponse): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController()
+  const onClose = () => {
+    if (!res.writableFinished)
+      controller.abort(new SluiceError('ERR_SLUICE_ABORTED', 'the client went away while queued'))
+  }
+  res.once('close', onClose)
+  return { signal: controller.signal, release: () => res.off('close', onClose) }
+}
+
 function defaultMessage(seconds: number): string {
   return `Too many requests, please try again in ${seconds} second${seconds === 1 ? '' : 's'}.`
 }
@@ -305,7 +376,37 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   const limitOption = options.limit
   let fixed: Limiter | undefined
   let tiers: Map<number, Limiter> | undefined
-  if (options.limits !== undefined) {
+  const descriptorsFn = options.descriptors
+  checkFunction(descriptorsFn, 'descriptors')
+  let rulesLimiter: RulesLimiter | undefined
+  if (options.rules !== undefined) {
+    for (const name of RULES_EXCLUDE) {
+      if (options[name] !== undefined) {
+        invalidOption(name, options[name], 'unset when `rules` is given (the rules set the limits)')
+      }
+    }
+    if (descriptorsFn === undefined) {
+      invalidOption(
+        'descriptors',
+        descriptorsFn,
+        "a function (req) => [['route', path], ['user', id], ...] when `rules` is given",
+      )
+    }
+    if (options.onStoreError !== undefined && typeof options.onStoreError !== 'string') {
+      invalidOption('onStoreError', options.onStoreError, "'throw', 'allow' or 'deny' with `rules`")
+    }
+    rulesLimiter = createRulesLimiter({
+      rules: options.rules,
+      store,
+      clock: options.clock,
+      prefix: options.prefix,
+      onStoreError: options.onStoreError as 'throw' | 'allow' | 'deny' | undefined,
+      timeoutMs: options.timeoutMs,
+      logger,
+    })
+  } else if (descriptorsFn !== undefined) {
+    invalidOption('descriptors', descriptorsFn, 'unset unless `rules` is given')
+  } else if (options.limits !== undefined) {
     if (limitOption !== undefined)
       invalidOption('limit', limitOption, 'unset when `limits` is given')
     fixed = createLimiter({ ...base, limits: options.limits, window: options.window })
@@ -317,7 +418,20 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   } else {
     fixed = createLimiter({ ...base, limit: limitOption ?? 100, window: options.window ?? '1m' })
   }
-  const clock = (fixed ?? createLimiter({ ...base, limit: 1, window: 1000 })).clock
+  const clock = (rulesLimiter ?? fixed ?? createLimiter({ ...base, limit: 1, window: 1000 })).clock
+  const maxWaitMs = checkQueue(options.queue)
+  if (maxWaitMs !== undefined && rulesLimiter === undefined) {
+    const counter = fixed?.policies.find((p) => !METER_ALGORITHMS.has(p.algorithm))
+    const algorithm =
+      fixed === undefined ? (options.algorithm ?? 'sliding-window') : counter?.algorithm
+    if (algorithm !== undefined && !METER_ALGORITHMS.has(algorithm)) {
+      invalidOption(
+        'algorithm',
+        algorithm,
+        "a meter algorithm ('token-bucket', 'leaky-bucket' or 'gcra') when `queue` is given (only they can reserve a slot)",
+      )
+    }
+  }
 
   const cost = options.cost ?? 1
   if (typeof cost !== 'function') checkPositiveInteger(cost, 'cost')
@@ -403,14 +517,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     return entry.count > ban!
   }
 
-  async function settle(
-    req: Req,
-    res: ServerResponse,
-    limiter: Limiter,
-    key: string,
-    units: number,
-    at: number,
-  ) {
+  async function settle(req: Req, res: ServerResponse, key: string, refund: () => Promise<void>) {
     try {
       // 'close' without a finished response: the client went away, which counts as a failure.
       const success = res.writableFinished
@@ -418,7 +525,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
           ? await requestWasSuccessful(req, res)
           : res.statusCode < 400
         : false
-      if (success ? skipSuccessful : skipFailed) await limiter.refund(key, { cost: units, at })
+      if (success ? skipSuccessful : skipFailed) await refund()
     } catch (error) {
       logger.warn(`[sluice] refund for key ${JSON.stringify(key)} failed: ${String(error)}`)
     }
@@ -452,16 +559,49 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
       }
     }
     const units = typeof cost === 'function' ? checkPositiveInteger(await cost(req), 'cost') : cost
-    const limiter = fixed ?? limiterFor(await (limitOption as (req: Req) => Awaitable<number>)(req))
-    const decision = await limiter.consume(key, { cost: units })
+    let decision: Decision
+    let refund: () => Promise<void>
+    // queue: the client leaving while its request is held aborts the wait (the slot goes back).
+    const held = maxWaitMs === undefined ? undefined : holdSignal(res)
+    try {
+      if (rulesLimiter !== undefined) {
+        const entries = await descriptorsFn!(req)
+        const result: RulesDecision =
+          held === undefined
+            ? await rulesLimiter.consume(entries, { cost: units })
+            : await rulesLimiter.wait(entries, {
+                cost: units,
+                maxWaitMs: maxWaitMs!,
+                signal: held.signal,
+              })
+        if (result.decision === undefined) return PASS
+        decision = result.decision
+        const rules = rulesLimiter
+        refund = () => rules.refund(result, { cost: units, at: decision.at })
+      } else {
+        const limiter =
+          fixed ?? limiterFor(await (limitOption as (req: Req) => Awaitable<number>)(req))
+        decision =
+          held === undefined
+            ? await limiter.consume(key, { cost: units })
+            : await limiter.wait(key, { cost: units, maxWaitMs, signal: held.signal })
+        refund = () => limiter.refund(key, { cost: units, at: decision.at })
+      }
+    } catch (error) {
+      if (held?.signal.aborted) return abortedVerdict(key)
+      throw error
+    } finally {
+      held?.release()
+    }
     // The instant the limiter decided at: exact for refunds, and no second clock read.
     const now = decision.at
     const times = responseTimes(decision, now, defaults.resetStyle)
     const headers = writeHeaders(decision, times)
     if (decision.allowed) {
-      if (refunds) res.once('close', () => void settle(req, res, limiter, key, units, now))
-      // leaky-bucket shaping: hold the request so output leaves at the configured rate.
-      if (decision.delayMs > 0) await sleep(decision.delayMs)
+      if (refunds) res.once('close', () => void settle(req, res, key, refund))
+      // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
+      // queued request was already held for its slot).
+      if (held === undefined && decision.delayMs > 0) await sleep(decision.delayMs)
       return { action: 'allow', decision, headers, key }
     }
     if (onLimited !== undefined) onLimited(req, decision)
@@ -494,5 +634,18 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     }
   }
 
-  return { decide, limiter: fixed, store }
+  function abortedVerdict(key: string): RejectVerdict {
+    return {
+      action: 'reject',
+      reason: 'aborted',
+      status: statusCode,
+      decision: undefined,
+      headers: [],
+      body: { error: limitedError, message: 'The client went away while its request was queued.' },
+      retryAfterSeconds: 0,
+      key,
+    }
+  }
+
+  return { decide, limiter: fixed, rulesLimiter, store }
 }

@@ -7,3 +7,12 @@ export type { RulesIssue } from './errors'
 export { formatRuleTable } from './table'
 export type { DescriptorEntry, Rule, MatchedRule, RuleSet } from './compile'
 export type { RulesDocument, DescriptorConfig, RateLimitConfig, RuleUnit } from './schema'
+export { createRulesLimiter } from './limiter'
+export type {
+  RulesLimiter,
+  RulesLimiterOptions,
+  RulesDecision,
+  RulesSource,
+  RulesConsumeOptions,
+  RulesWaitOptions,
+} from './limiter'

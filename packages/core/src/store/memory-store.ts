@@ -1,7 +1,7 @@
 import { algorithms, newOutcome, type Algorithm } from '../algorithms'
 import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
-import type { Store, StoreRefund, StoreRequest, StoreResult } from './types'
+import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
 
 export interface MemoryStoreOptions {
   /**
@@ -155,6 +155,11 @@ class PolicyTable {
   }
 }
 
+/** The state identity of policy i: the key itself, or the key and `keys[i]` (rules). */
+function stateKey(key: string, keys: readonly string[] | undefined, i: number): string {
+  return keys === undefined ? key : `${key}\u0000${keys[i]}`
+}
+
 /**
  * The embedded store: in-process, bounded (`maxKeys` per limit, least recently used first
  * out), O(1) per decision, compact (one Float64Array row per key, no object per key).
@@ -171,6 +176,8 @@ export class MemoryStore implements Store {
   private lastTable: PolicyTable | undefined
   /** State of a key the store has never seen: all zeros, as wide as the widest row. */
   private empty = new Float64Array(64)
+  /** Blocked keys: key -> until (ms). Kept apart from the counters; expired entries go lazily. */
+  private readonly blocks = new Map<string, number>()
 
   constructor(options: MemoryStoreOptions = {}) {
     this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
@@ -184,56 +191,95 @@ export class MemoryStore implements Store {
   }
 
   /** The synchronous core of `consume`, for callers that can use the answer at once. */
-  consumeNow({ key, policies, cost, now }: StoreRequest): PolicyOutcome[] {
+  consumeNow({ key, policies, cost, now, keys, maxDelayMs }: StoreRequest): PolicyOutcome[] {
     if (now > this.latestNow) this.latestNow = now
-    if (policies.length === 1) return [this.consumeOne(key, policies[0], cost, now)]
-    const outcomes = this.decideAll(key, policies, cost, now)
+    if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blocked(key, policies, now)
+    if (policies.length === 1 && keys === undefined) {
+      return [this.consumeOne(key, policies[0], cost, now, maxDelayMs)]
+    }
+    const outcomes = this.decideAll(key, keys, policies, cost, now, maxDelayMs)
     if (cost === 0) return outcomes
     for (let i = 0; i < outcomes.length; i++) if (!outcomes[i].allowed) return outcomes
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]
       const table = this.table(policy)
-      const row = table.rows.get(key) ?? table.insert(key)
+      const id = stateKey(key, keys, i)
+      const row = table.rows.get(id) ?? table.insert(id)
       table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     }
     return outcomes
   }
 
   /** One policy, one Map lookup: the common case. */
-  private consumeOne(key: string, policy: Policy, cost: number, now: number): PolicyOutcome {
+  private consumeOne(
+    key: string,
+    policy: Policy,
+    cost: number,
+    now: number,
+    maxDelayMs: number | undefined,
+  ): PolicyOutcome {
     const table = this.table(policy)
     const algorithm = table.algorithm
     const out = newOutcome(policy)
     let row = table.find(key)
     if (row === NONE) {
       if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
-      algorithm.decide(this.empty, 0, now, policy, cost, out)
+      algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
       if (!out.allowed || cost === 0) return out
       row = table.insert(key)
     } else {
-      algorithm.decide(table.vector, row * table.stride, now, policy, cost, out)
+      algorithm.decide(table.vector, row * table.stride, now, policy, cost, out, maxDelayMs)
       if (!out.allowed || cost === 0) return out
     }
     algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     return out
   }
 
-  peek({ key, policies, cost, now }: StoreRequest): Promise<StoreResult> {
-    return Promise.resolve({ outcomes: this.decideAll(key, policies, cost, now) })
+  peek({ key, keys, policies, cost, now, maxDelayMs }: StoreRequest): Promise<StoreResult> {
+    if (this.blocks.size > 0 && this.isBlocked(key, now)) {
+      return Promise.resolve({ outcomes: this.blocked(key, policies, now) })
+    }
+    return Promise.resolve({
+      outcomes: this.decideAll(key, keys, policies, cost, now, maxDelayMs),
+    })
   }
 
-  refund({ key, policies, cost, now, at }: StoreRefund): Promise<void> {
-    for (const policy of policies) {
+  /** Gives back `cost`; without `at` (a reward) from the newest usage. */
+  refund({ key, keys, policies, cost, now, at }: StoreRefund): Promise<void> {
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i]
       const table = this.table(policy)
-      const row = table.find(key)
+      const row = table.find(stateKey(key, keys, i))
       if (row !== NONE)
         table.algorithm.refund(table.vector, row * table.stride, now, policy, cost, at)
     }
     return Promise.resolve()
   }
 
-  reset(key: string, policies: readonly Policy[]): Promise<void> {
-    for (const policy of policies) this.table(policy).delete(key)
+  /** Adds `cost` to every policy whatever the limit, never beyond full. */
+  penalize({ key, keys, policies, cost, now }: StoreRequest): Promise<void> {
+    if (now > this.latestNow) this.latestNow = now
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i]
+      const table = this.table(policy)
+      const id = stateKey(key, keys, i)
+      let row = table.find(id)
+      if (row === NONE) row = table.insert(id)
+      table.algorithm.penalize(table.vector, row * table.stride, now, policy, cost)
+    }
+    return Promise.resolve()
+  }
+
+  /** Refuses the key until `until`; a later block replaces an earlier one, `until <= now` lifts it. */
+  block({ key, until, now }: StoreBlock): Promise<void> {
+    if (until > now) this.blocks.set(key, until)
+    else this.blocks.delete(key)
+    return Promise.resolve()
+  }
+
+  reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
+    for (let i = 0; i < policies.length; i++) this.table(policies[i]).delete(stateKey(key, keys, i))
+    this.blocks.delete(key)
     return Promise.resolve()
   }
 
@@ -252,9 +298,11 @@ export class MemoryStore implements Store {
 
   private decideAll(
     key: string,
+    keys: readonly string[] | undefined,
     policies: readonly Policy[],
     cost: number,
     now: number,
+    maxDelayMs: number | undefined,
   ): PolicyOutcome[] {
     const outcomes: PolicyOutcome[] = new Array(policies.length)
     for (let i = 0; i < policies.length; i++) {
@@ -262,17 +310,41 @@ export class MemoryStore implements Store {
       const table = this.table(policy)
       // Every request counts as a use, rejected ones too: a key kept busy must not be evicted
       // (and so forgiven) by other keys' churn.
-      const row = table.find(key)
+      const row = table.find(stateKey(key, keys, i))
       const out = newOutcome(policy)
       if (row === NONE) {
         if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
-        table.algorithm.decide(this.empty, 0, now, policy, cost, out)
+        table.algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
       } else {
-        table.algorithm.decide(table.vector, row * table.stride, now, policy, cost, out)
+        const base = row * table.stride
+        table.algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
       }
       outcomes[i] = out
     }
     return outcomes
+  }
+
+  /** Whether a block holds the key at `now`; an expired one is dropped. */
+  private isBlocked(key: string, now: number): boolean {
+    const until = this.blocks.get(key)
+    if (until === undefined) return false
+    if (until > now) return true
+    this.blocks.delete(key)
+    return false
+  }
+
+  /** What every policy answers while the key is blocked. */
+  private blocked(key: string, policies: readonly Policy[], now: number): PolicyOutcome[] {
+    const wait = (this.blocks.get(key) as number) - now
+    return policies.map((policy) => {
+      const out = newOutcome(policy)
+      out.allowed = false
+      out.remaining = 0
+      out.resetMs = wait
+      out.retryAfterMs = wait
+      out.delayMs = 0
+      return out
+    })
   }
 
   private table(policy: Policy): PolicyTable {
@@ -294,5 +366,8 @@ export class MemoryStore implements Store {
 
   private sweep(): void {
     for (const table of this.tables.values()) table.sweep(this.latestNow, 10_000)
+    if (this.blocks.size > 0) {
+      for (const [key, until] of this.blocks) if (until <= this.latestNow) this.blocks.delete(key)
+    }
   }
 }

@@ -10,16 +10,40 @@ export interface StoreRequest {
   readonly key: string
   /** The policies to apply, in order; a store keeps state per (key, policy.id). */
   readonly policies: readonly Policy[]
+  /**
+   * Rules: policy i keeps its state under `keys[i]` within the group `key` (state identity
+   * (key, keys[i], policy.id)), and all of them change together, atomically. RedisStore puts
+   * `key` in the hash tag, so one group is one Cluster slot. Absent: every policy uses `key`.
+   */
+  readonly keys?: readonly string[]
   /** Positive integer cost units. `peek` uses 0. */
   readonly cost: number
   /** The limiter's clock (ms). Stores with a clock of their own (Redis `TIME`) may use that instead. */
   readonly now: number
+  /**
+   * `limiter.wait`: a request that does not fit now is still admitted when it would fit within
+   * this many ms, reserving its place (the meter's backlog grows past its capacity by at most
+   * maxDelayMs x limit / window); the outcome's `delayMs` says how long the caller must wait.
+   * Meter algorithms only (token-bucket, leaky-bucket, gcra); absent or 0: no reservation.
+   */
+  readonly maxDelayMs?: number
 }
 
-/** A refund of `cost` units that `consume` took at time `at` (skipSuccessfulRequests and the like). */
+/** Gives back `cost` units (skipSuccessfulRequests, `limiter.reward`, an aborted `wait`). */
 export interface StoreRefund extends StoreRequest {
-  /** When the refunded request was admitted; nothing is refunded into a window that has since reset. */
-  readonly at: number
+  /**
+   * When the refunded request was admitted: nothing is refunded into a window that has since
+   * reset. Absent (`reward`): taken from the newest usage, never below empty.
+   */
+  readonly at?: number
+}
+
+/** `limiter.block`: the key is refused until `until`, whatever its counters say. */
+export interface StoreBlock {
+  readonly key: string
+  /** ms on the same clock as `now`; a later block replaces an earlier one, 0 lifts it. */
+  readonly until: number
+  readonly now: number
 }
 
 export interface StoreResult {
@@ -43,8 +67,20 @@ export interface Store {
   peek(request: StoreRequest): Promise<StoreResult>
   /** Gives back units taken by an earlier consume; never below empty, never into a window that has reset. */
   refund(request: StoreRefund): Promise<void>
-  /** Forgets every policy's state for the key. */
-  reset(key: string, policies: readonly Policy[]): Promise<void>
+  /** Adds `cost` to every policy's usage whatever the limit says, never beyond full (`limiter.penalize`). */
+  penalize(request: StoreRequest): Promise<void>
+  /**
+   * Refuses the key until `until`. Kept apart from the counters (a consume does not overwrite
+   * it); while it holds, consume and peek answer allowed: false with retryAfterMs = resetMs =
+   * until - now, remaining 0, delayMs 0 for every policy, and change nothing. `reset` lifts it.
+   * It is the group `key` that is blocked, whatever the request's `keys`.
+   */
+  block(request: StoreBlock): Promise<void>
+  /**
+   * Forgets every policy's state for the key, and lifts its block. `keys`: the per-policy state
+   * keys the state was kept under (as in StoreRequest.keys); absent: the key itself.
+   */
+  reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void>
   /** True for in-process stores (MemoryStore): calls cannot hang, so the limiter arms no timeout. */
   readonly local?: boolean
   /** Algorithms this store cannot run; a limiter refuses them at creation. Default: none. */

@@ -3,17 +3,29 @@
  * one key are decided in one call, and only when every one admits the request is it applied
  * to any of them (all-or-nothing; a rejected request writes nothing).
  *
- * KEYS[i]   state of policy i: `<prefix>:{<escaped key>}:<policy id>` (one hash slot)
- * ARGV[1]   'c' consume | 'p' peek | 'r' refund
+ * KEYS[i]   state of policy i: `<prefix>:{<escaped key>}:<policy id>`, or with per-policy
+ *           state keys `<prefix>:{<escaped key>}:<escaped keys[i]>:<policy id>` (one hash slot)
+ * ARGV[1]   'c' consume | 'p' peek | 'r' refund | 'x' penalize
  * ARGV[2]   now in ms, or '' to read Redis TIME (time: 'server')
  * ARGV[3]   cost: a positive integer (peek: 0 or more)
- * ARGV[4]   consume: a request id unique per request (sliding-log members); refund: how many
- *           ms before now the refunded request was admitted
+ * ARGV[4]   consume, penalize: a request id unique per request (sliding-log members); refund:
+ *           how many ms before now the refunded request was admitted, '' for a reward (from the
+ *           newest usage)
  * ARGV[5]   ms added to every TTL (time: 'client' clock tolerance; 0 with server time)
- * ARGV[6..] five per policy: algorithm code (fw sw sl tb lb gc), limit, windowMs, burst, precision
+ * ARGV[6]   maxDelayMs: reservations on the meters ('0': none)
+ * ARGV[7..] five per policy: algorithm code (fw sw sl tb lb gc), limit, windowMs, burst, precision
+ *
+ * Consume and peek first GET the key's block, `<prefix>:{<escaped key>}:b` (see block.ts), named
+ * from KEYS[1]'s hash tag rather than passed in KEYS: a key that does not exist among the
+ * declared keys of a multi-key call makes Redis Cluster answer TRYAGAIN while the slot
+ * migrates, so a declared block key (almost never present) would stall every decision of a
+ * resharded key until the move ends. Same slot by construction; redis.pcall, so a GET that the
+ * cluster refuses mid-migration (the block already moved, the state not yet) reads as no block.
  *
  * Returns (consume, peek) five integers per policy: allowed (1/0), remaining, resetMs,
- * retryAfterMs (-1: never, the cost exceeds the capacity), delayMs. Refund returns nothing.
+ * retryAfterMs (-1: never, the cost exceeds the capacity), delayMs. While the key is blocked
+ * every policy answers 0, 0, wait, wait, 0 and nothing is read or written. Refund and
+ * penalize return nothing.
  */
 export const DRIVER = `
 local op = ARGV[1]
@@ -26,11 +38,30 @@ if not now then
 end
 local cost = tonumber(ARGV[3])
 SLACK = tonumber(ARGV[5])
+MAXD = tonumber(ARGV[6])
 
 local n = #KEYS
+if op == 'c' or op == 'p' then
+  local blocked = redis.pcall('GET', sub(KEYS[1], 1, find(KEYS[1], '}:', 1, true) + 1) .. 'b')
+  if type(blocked) == 'string' then
+    local wait = tonumber(blocked) - now
+    if wait > 0 then
+      local out = {}
+      for i = 1, n do
+        out[#out + 1] = 0
+        out[#out + 1] = 0
+        out[#out + 1] = wait
+        out[#out + 1] = wait
+        out[#out + 1] = 0
+      end
+      return out
+    end
+  end
+end
+
 local policies, states, loaded = {}, {}, {}
 for i = 1, n do
-  local j = 5 + (i - 1) * 5
+  local j = 6 + (i - 1) * 5
   local alg = ALG[ARGV[j + 1]]
   if not alg then return redis.error_reply('ERR sluice: algorithm ' .. ARGV[j + 1] .. ' is not in this script') end
   policies[i] = {
@@ -47,10 +78,22 @@ for i = 1, n do
 end
 
 if op == 'r' then
-  local at = now - tonumber(ARGV[4])
+  -- No time given: a reward, taken from the newest usage.
+  local at = nil
+  if ARGV[4] ~= '' then at = now - tonumber(ARGV[4]) end
   for i = 1, n do
     local p = policies[i]
     p.alg.refund(states[i], now, p, cost, at)
+    p.alg.save(KEYS[i], states[i], now, p)
+  end
+  return nil
+end
+
+if op == 'x' then
+  REQUEST = ARGV[4]
+  for i = 1, n do
+    local p = policies[i]
+    p.alg.penalize(states[i], now, p, cost)
     p.alg.save(KEYS[i], states[i], now, p)
   end
   return nil

@@ -45,8 +45,20 @@ function fixed_window.apply(s, now, p, cost)
   s[1] = s[1] + cost
 end
 
+-- at nil: a reward, from the stored window (a stale one no longer counts anyway).
 function fixed_window.refund(s, now, p, cost, at)
-  if s[0] == at - at % p.window then s[1] = max(0, s[1] - cost) end
+  if at == nil or s[0] == at - at % p.window then s[1] = max(0, s[1] - cost) end
+end
+
+function fixed_window.penalize(s, now, p, cost)
+  local window_start = now - now % p.window
+  if s[0] > window_start then return end
+  if s[0] ~= window_start then
+    s[0] = window_start
+    s[1] = 0
+  end
+  local raised = min(p.limit, s[1] + cost)
+  if raised > s[1] then s[1] = raised end
 end
 
 function fixed_window.save(key, s, now, p)

@@ -1,12 +1,13 @@
 /**
  * Flat scripts for the common case: one policy of a string-state algorithm (gcra,
  * fixed-window, token-bucket, leaky-bucket). Same KEYS/ARGV contract as the driver (see
- * driver.ts) with exactly one policy, and the same state transitions, line for line, as the
+ * driver.ts) with exactly one policy and the
+ * operations 'c', 'p' and 'r' with a time (rewards and penalties go to the generic scripts), and the same state transitions, line for line, as the
  * generic scripts (meter.ts, gcra.ts, token-bucket.ts, fixed-window.ts, prelude.ts), but
  * inlined: no function is defined and no table built per call, and a call is at most TIME,
- * one GET and one SET PX (or DEL).
+ * two GETs (the block, the state) and one SET PX (or DEL).
  *
- * The reply is one integer (refund: nil) from which the store computes the five outcome
+ * The reply is one integer (refund: nil; negative: the key is blocked for -reply ms) from which the store computes the five outcome
  * fields with core's own formulas (flat-outcome.ts): the backlog for the meter algorithms,
  * `count * (windowMs + 1) + msToNextWindow` for fixed-window. Every such value is an integer
  * below 2^53 (core caps limit x window at 2^50), so it crosses RESP exactly.
@@ -20,7 +21,7 @@ function head(code: string): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local call = redis.call
-if ARGV[6] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[6]) .. ' is not in this script') end
+if ARGV[7] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[7]) .. ' is not in this script') end
 local key, op = KEYS[1], ARGV[1]
 local now = tonumber(ARGV[2])
 if not now then
@@ -28,7 +29,15 @@ if not now then
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 local cost = tonumber(ARGV[3])
-local limit, window, burst = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local limit, window, burst = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+if op ~= 'r' then
+  -- The key's block (see driver.ts): while it holds the reply is -(ms until it ends).
+  local blocked = redis.pcall('GET', string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b')
+  if type(blocked) == 'string' then
+    local wait = tonumber(blocked) - now
+    if wait > 0 then return -wait end
+  end
+end
 local v = call('GET', key)
 local sa, sb = 0, 0
 if v then
@@ -56,15 +65,24 @@ end
 }
 
 /**
- * The admission test of decide_meter (meter.ts) on `backlog`. The reply is `backlog` alone:
- * every field of the outcome is a function of it, the policy and the cost, which the store
- * computes with core's formulas (decideMeter in redis-store.ts). Peek, a rejection and a
- * cost-0 consume return here; an admitted consume falls through with `need` set.
+ * The admission test of decide_meter (meter.ts) on `backlog`, with reservations (ARGV[6],
+ * maxDelayMs) as there. The reply is `backlog` alone: every field of the outcome is a function
+ * of it, the policy, the cost and maxDelayMs, which the store computes with core's formulas
+ * (flat-outcome.ts). Peek, a rejection and a cost-0 consume return here; an admitted consume
+ * falls through with `need` set.
  */
-const METER_TEST = `
+function meterTest(shaping: boolean): string {
+  return `
 local need = cost * window
-if cost > burst or backlog + need > burst * window or op == 'p' or cost == 0 then return backlog end
+if cost > burst or op == 'p' or cost == 0 then return backlog end
+local maxd = tonumber(ARGV[6])
+if maxd > 0 then
+  ${shaping ? 'if backlog > maxd * limit then return backlog end' : 'if backlog + need - burst * window > maxd * limit then return backlog end'}
+elseif backlog + need > burst * window then
+  return backlog
+end
 `
+}
 
 export const GCRA_FLAT = `${head('gc')}
 -- sa = tat remainder, sb = tat (ms)
@@ -85,7 +103,7 @@ if op == 'r' then
   ${save('rem', 'tat', 'expires_at')}
   return nil
 end
-${METER_TEST}
+${meterTest(false)}
 local after = backlog + need
 local tat, rem = now + floor(after / limit), after % limit
 local expires_at = tat
@@ -113,7 +131,7 @@ if op == 'r' then
   return nil
 end
 local backlog = level
-${METER_TEST}
+${meterTest(code === 'lb')}
 level = backlog + need
 local expires_at = 0
 if level > 0 then expires_at = last + ceil(level / limit) end

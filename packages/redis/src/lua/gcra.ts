@@ -40,6 +40,10 @@ function gcra.refund(s, now, p, cost, at)
   gcra_set(s, now, p, gcra_backlog(s, now, p) - cost * p.window)
 end
 
+function gcra.penalize(s, now, p, cost)
+  gcra_set(s, now, p, penalized(gcra_backlog(s, now, p), p, cost))
+end
+
 function gcra.save(key, s, now, p)
   local expires_at = 0
   if s[0] > 0 then

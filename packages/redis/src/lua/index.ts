@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { AlgorithmName } from '@sluice/core'
+import { BLOCK } from './block'
 import { DRIVER } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
 import { bucketFlat, FIXED_WINDOW_FLAT, GCRA_FLAT } from './flat'
@@ -57,7 +58,7 @@ function build(name: string, algorithms: readonly AlgorithmName[]): LuaScript {
 /** Algorithms with a flat script for a single policy (see flat.ts). */
 export type FlatAlgorithm = 'gcra' | 'fixed-window' | 'token-bucket' | 'leaky-bucket'
 
-export type ScriptName = AlgorithmName | 'mixed' | `${FlatAlgorithm}:1`
+export type ScriptName = AlgorithmName | 'mixed' | `${FlatAlgorithm}:1` | 'block'
 
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
@@ -65,7 +66,8 @@ const ALL = Object.keys(BODIES) as AlgorithmName[]
  * One script per algorithm (its transitions plus the driver), used when every policy of a
  * limiter has that algorithm, and one with all six for limiters that mix algorithms: either
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
- * single policy (flat.ts), same contract and decisions with less work per call.
+ * single policy (flat.ts), same contract and decisions with less work per call. `block`: sets
+ * or lifts a key's block (block.ts).
  */
 export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'fixed-window': build('fw', ['fixed-window']),
@@ -79,4 +81,5 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'fixed-window:1': script('fw1', FIXED_WINDOW_FLAT),
   'token-bucket:1': script('tb1', bucketFlat('tb')),
   'leaky-bucket:1': script('lb1', bucketFlat('lb')),
+  block: script('block', BLOCK),
 }

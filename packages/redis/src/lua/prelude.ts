@@ -14,6 +14,8 @@ local call = redis.call
 local NEVER = -1
 local SLACK = 0
 local SEQ, REQUEST = 0, ''
+-- maxDelayMs of the request (reservations, meters only); 0: none.
+local MAXD = 0
 local ALG = {}
 
 local function int(n)

@@ -74,11 +74,25 @@ function sliding_log.apply(key, now, p, cost)
 end
 
 function sliding_log.refund(key, now, p, cost, at)
+  if at == nil then
+    -- A reward: the newest timestamps go first.
+    local gone = call('ZRANGE', key, -cost, -1)
+    if #gone == 0 then return end
+    call_many('ZREM', key, gone)
+    sl_expire(key, now, p)
+    return
+  end
   if at <= now - p.window then return end
   local gone = call('ZRANGEBYSCORE', key, int(at), int(at), 'LIMIT', 0, cost)
   if #gone == 0 then return end
   call_many('ZREM', key, gone)
   sl_expire(key, now, p)
+end
+
+function sliding_log.penalize(key, now, p, cost)
+  local live = call('ZCOUNT', key, '(' .. int(now - p.window), '+inf')
+  local add = min(cost, p.limit - live)
+  if add > 0 then sliding_log.apply(key, now, p, add) end
 end
 
 function sliding_log.save()

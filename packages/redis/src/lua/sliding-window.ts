@@ -110,11 +110,33 @@ end
 function sliding_window.refund(s, now, p, cost, at)
   local size = p.window / p.precision
   local ring = p.precision + 1
+  if at == nil then
+    -- A reward: from the newest bucket that still counts backwards, never below zero.
+    local oldest = max(floor(now / size) - p.precision, s[0] - ring + 1, 0)
+    local left = cost
+    local bucket = s[0]
+    while bucket >= oldest and left > 0 do
+      local slot = 1 + bucket % ring
+      local taken = min(left, s[slot])
+      s[slot] = s[slot] - taken
+      left = left - taken
+      bucket = bucket - 1
+    end
+    return
+  end
   local bucket = floor(at / size)
   local oldest_counted = floor(now / size) - p.precision
   if bucket < oldest_counted or bucket > s[0] or bucket <= s[0] - ring then return end
   local slot = 1 + bucket % ring
   s[slot] = max(0, s[slot] - cost)
+end
+
+function sliding_window.penalize(s, raw_now, p, cost)
+  local size = p.window / p.precision
+  local now = max(raw_now, s[0] * size)
+  local used = floor(sw_scaled_estimate(s, p, now) / size)
+  local add = min(cost, p.limit - used)
+  if add > 0 then sliding_window.apply(s, raw_now, p, add) end
 end
 
 function sliding_window.save(key, s, now, p)

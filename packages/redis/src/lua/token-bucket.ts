@@ -28,6 +28,11 @@ function ${name}.refund(s, now, p, cost, at)
   s[1] = max(now, s[1])
 end
 
+function ${name}.penalize(s, now, p, cost)
+  s[0] = penalized(drained(s[0], s[1], now, p), p, cost)
+  s[1] = max(now, s[1])
+end
+
 function ${name}.save(key, s, now, p)
   local expires_at = 0
   if s[0] > 0 then expires_at = s[1] + ceil(s[0] / p.limit) end

@@ -1,0 +1,355 @@
+import { turnClock, type Clock } from '../clock'
+import {
+  abortReason,
+  badArgument,
+  boundedStoreCall,
+  checkCost,
+  checkMs,
+  checkStore,
+  combineOutcomes,
+  degradedDecision,
+} from '../create-limiter'
+import type { Decision } from '../decision'
+import { invalidOption, StoreError } from '../errors'
+import { checkKnownOptions } from '../options'
+import type { Policy, PolicyOutcome } from '../policy'
+import { MemoryStore } from '../store/memory-store'
+import type { Store, StoreRequest } from '../store/types'
+import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
+import { loadRules } from './load'
+import type { RulesDocument } from './schema'
+import { watchRules, type RulesLogger, type RulesWatcher } from './watch'
+
+/**
+ * Where rules come from: a file path (loaded now, then watched and hot-reloaded), a parsed
+ * rules document, a RuleSet from `loadRules`, or a RulesWatcher from `watchRules` (its current
+ * set is read once per request).
+ */
+export type RulesSource = string | RulesDocument | RuleSet | RulesWatcher
+
+export interface RulesLimiterOptions {
+  /** The rules; see RulesSource. */
+  rules: RulesSource
+  /** Where counts live. @default new MemoryStore() */
+  store?: Store
+  /** @default () => Date.now() */
+  clock?: Clock
+  /** Prepended to the group key (the rules' domain). @default '' */
+  prefix?: string
+  /** A store failure: `'throw'`, or decide without it (`'allow'` / `'deny'`). @default 'throw' */
+  onStoreError?: 'throw' | 'allow' | 'deny'
+  /** A store call slower than this counts as a failure. @default 1000 */
+  timeoutMs?: number
+  /** Hot reload news when `rules` is a file path (invalid versions: warn). @default console */
+  logger?: RulesLogger
+}
+
+/** What one request got from the rules it matched. */
+export interface RulesDecision {
+  /**
+   * The enforced (non-shadow) rules' combined decision, as `createLimiter` would build it with
+   * one policy per rule (each policy named after its rule). `undefined` when no enforced rule
+   * matched: the request passes, and no headers are sent.
+   */
+  readonly decision: Decision | undefined
+  /** Every limiting rule the request matched (unlimited rules end in no match). */
+  readonly matches: readonly MatchedRule[]
+  /** Shadow rules that would have rejected the request (it was not blocked for them). */
+  readonly shadowRejected: readonly MatchedRule[]
+  /** The rules whose counts this request took (for a refund); empty when nothing was taken. */
+  readonly counted: readonly MatchedRule[]
+  /** The group key of the store call (prefix + domain). */
+  readonly group: string
+}
+
+export interface RulesConsumeOptions {
+  /** Units to take. @default 1 */
+  cost?: number
+}
+
+export interface RulesWaitOptions extends RulesConsumeOptions {
+  /**
+   * The longest the request may be held for its slot; beyond it the request is rejected at
+   * once, taking nothing. Only meter rules (token-bucket, leaky-bucket, gcra) can reserve a
+   * slot; counter rules decide as `consume` does.
+   */
+  maxWaitMs: number
+  /** Aborting while held gives the slot back and rejects with the signal's reason. */
+  signal?: AbortSignal
+}
+
+/** Enforces every rule a request matches in one all-or-nothing store call. */
+export interface RulesLimiter {
+  /** The rules in force now (a hot reload swaps them between requests). */
+  readonly rules: RuleSet
+  readonly store: Store
+  readonly clock: Clock
+  /** Decides one request described by `entries`, counting it under every matched rule at once. */
+  consume(
+    entries: readonly DescriptorEntry[],
+    options?: RulesConsumeOptions,
+  ): Promise<RulesDecision>
+  /** As `consume`, but a request that does not fit now is held for its reserved slot (limiter.wait). */
+  wait(entries: readonly DescriptorEntry[], options: RulesWaitOptions): Promise<RulesDecision>
+  /** Gives back what a decision took (skipSuccessfulRequests and the like). */
+  refund(result: RulesDecision, options?: { cost?: number; at?: number }): Promise<void>
+  /** Stops watching the rules file when this limiter opened the watcher. */
+  close(): void
+}
+
+const KNOWN_OPTIONS = ['rules', 'store', 'clock', 'prefix', 'onStoreError', 'timeoutMs', 'logger']
+
+function isRuleSet(value: object): value is RuleSet {
+  return typeof (value as Partial<RuleSet>).match === 'function'
+}
+
+function isWatcher(value: object): value is RulesWatcher {
+  return typeof (value as Partial<RulesWatcher>).reload === 'function' && 'rules' in value
+}
+
+/** Resolves a RulesSource once: a function returning the set in force, and what closing does. */
+export function resolveRules(
+  source: unknown,
+  logger: RulesLogger | undefined,
+  option = 'rules',
+): { current: () => RuleSet; close: () => void } {
+  if (typeof source === 'string') {
+    const watcher = watchRules(source, { logger: logger ?? console })
+    return { current: () => watcher.rules, close: () => watcher.close() }
+  }
+  if (typeof source !== 'object' || source === null) {
+    invalidOption(option, source, 'a rules file path, a rules object, a RuleSet or a RulesWatcher')
+  }
+  if (isWatcher(source)) return { current: () => source.rules, close: () => {} }
+  const set = isRuleSet(source) ? source : loadRules(source as RulesDocument)
+  return { current: () => set, close: () => {} }
+}
+
+function checkEntries(entries: unknown): readonly DescriptorEntry[] {
+  if (!Array.isArray(entries)) {
+    badArgument('descriptors', entries, "an array of [key, value] entries, e.g. [['route', '/']]")
+  }
+  for (const entry of entries as unknown[]) {
+    if (
+      !Array.isArray(entry) ||
+      typeof entry[0] !== 'string' ||
+      (entry[1] !== undefined && typeof entry[1] !== 'string')
+    ) {
+      badArgument('descriptors[]', entry, 'a [key, value] pair of strings (value may be undefined)')
+    }
+  }
+  return entries as readonly DescriptorEntry[]
+}
+
+const NO_MATCHES: readonly MatchedRule[] = Object.freeze([])
+
+/**
+ * A limiter over a rule set: each request's matched rules are enforced together in ONE store
+ * call (group key = the domain, `keys[i]` = each rule's state key), all-or-nothing. Shadow rules
+ * are decided in the same call; when only shadow rules would reject, the request is admitted and
+ * the enforced rules are counted by a second call (so a shadow rule never blocks, and, as when
+ * enforcing, a request it would reject takes nothing from it).
+ */
+export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
+  if (options === null || typeof options !== 'object')
+    invalidOption('options', options, 'an object')
+  checkKnownOptions(options, KNOWN_OPTIONS, 'createRulesLimiter')
+  const store: Store = options.store === undefined ? new MemoryStore() : checkStore(options.store)
+  const clock = options.clock ?? turnClock
+  if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
+  const prefix = options.prefix ?? ''
+  if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
+  const onStoreError = options.onStoreError ?? 'throw'
+  if (onStoreError !== 'throw' && onStoreError !== 'allow' && onStoreError !== 'deny') {
+    invalidOption('onStoreError', onStoreError, "'throw', 'allow' or 'deny'")
+  }
+  const timeoutMs = options.timeoutMs ?? 1000
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    invalidOption('timeoutMs', timeoutMs, 'a positive number of ms')
+  }
+  const local = store.local === true
+  const rules = resolveRules(options.rules, options.logger)
+
+  function call(request: StoreRequest): Promise<readonly PolicyOutcome[]> {
+    return boundedStoreCall(() => store.consume(request), local, timeoutMs).then(
+      (result) => result.outcomes,
+    )
+  }
+
+  function decisionOf(
+    enforced: readonly MatchedRule[],
+    outcomes: readonly PolicyOutcome[],
+    cost: number,
+    at: number,
+  ): Decision {
+    const policies: Policy[] = enforced.map((m) => m.policy)
+    return combineOutcomes(policies, policies, outcomes, cost, at)
+  }
+
+  async function decide(
+    entries: readonly DescriptorEntry[],
+    cost: number,
+    maxDelayMs: number,
+  ): Promise<RulesDecision> {
+    const set = rules.current()
+    const group = prefix + set.domain
+    const matches = set.match(checkEntries(entries))
+    if (matches.length === 0) {
+      return {
+        decision: undefined,
+        matches,
+        shadowRejected: NO_MATCHES,
+        counted: NO_MATCHES,
+        group,
+      }
+    }
+    const enforced = matches.filter((m) => !m.shadow)
+    const now = clock()
+    const request: StoreRequest = {
+      key: group,
+      keys: matches.map((m) => m.key),
+      policies: matches.map((m) => m.policy),
+      cost,
+      now,
+      ...(maxDelayMs > 0 ? { maxDelayMs } : {}),
+    }
+    let outcomes: readonly PolicyOutcome[]
+    try {
+      outcomes = await call(request)
+    } catch (error) {
+      if (onStoreError === 'throw') throw error
+      const decision =
+        enforced.length === 0
+          ? undefined
+          : degradedDecision(
+              enforced.map((m) => m.policy),
+              onStoreError === 'allow',
+              now,
+            )
+      return { decision, matches, shadowRejected: NO_MATCHES, counted: NO_MATCHES, group }
+    }
+    const shadowRejected = matches.filter((m, i) => m.shadow && !outcomes[i].allowed)
+    const enforcedOutcomes = outcomes.filter((_o, i) => !matches[i].shadow)
+    const enforcedRejected = enforcedOutcomes.some((o) => !o.allowed)
+    if (enforcedRejected || shadowRejected.length === 0 || enforced.length === 0) {
+      // One call decided it all: admitted by every rule, rejected by an enforced one (nothing
+      // taken), or only shadow rules matched (nothing to enforce, nothing else to count).
+      const admitted = !enforcedRejected && shadowRejected.length === 0
+      return {
+        decision:
+          enforced.length === 0 ? undefined : decisionOf(enforced, enforcedOutcomes, cost, now),
+        matches,
+        shadowRejected,
+        counted: admitted ? matches : NO_MATCHES,
+        group,
+      }
+    }
+    // Only shadow rules said no: the request goes on, so the enforced rules count it alone.
+    const again = clock()
+    const second: StoreRequest = {
+      key: group,
+      keys: enforced.map((m) => m.key),
+      policies: enforced.map((m) => m.policy),
+      cost,
+      now: again,
+      ...(maxDelayMs > 0 ? { maxDelayMs } : {}),
+    }
+    let enforcedOnly: readonly PolicyOutcome[]
+    try {
+      enforcedOnly = await call(second)
+    } catch (error) {
+      if (onStoreError === 'throw') throw error
+      return {
+        decision: degradedDecision(
+          enforced.map((m) => m.policy),
+          onStoreError === 'allow',
+          again,
+        ),
+        matches,
+        shadowRejected,
+        counted: NO_MATCHES,
+        group,
+      }
+    }
+    const decision = decisionOf(enforced, enforcedOnly, cost, again)
+    return {
+      decision,
+      matches,
+      shadowRejected,
+      counted: decision.allowed ? enforced : NO_MATCHES,
+      group,
+    }
+  }
+
+  async function refund(
+    result: RulesDecision,
+    refundOptions: { cost?: number; at?: number } = {},
+  ): Promise<void> {
+    if (result.counted.length === 0) return
+    const cost = refundOptions.cost === undefined ? 1 : checkCost(refundOptions.cost)
+    const now = clock()
+    await boundedStoreCall(
+      () =>
+        store.refund({
+          key: result.group,
+          keys: result.counted.map((m) => m.key),
+          policies: result.counted.map((m) => m.policy),
+          cost,
+          now,
+          at: refundOptions.at ?? result.decision?.at ?? now,
+        }),
+      local,
+      timeoutMs,
+    )
+  }
+
+  function costOf(value: unknown): number {
+    return value === undefined ? 1 : checkCost(value)
+  }
+
+  return {
+    get rules() {
+      return rules.current()
+    },
+    store,
+    clock,
+    consume(entries, consumeOptions) {
+      try {
+        return decide(entries, costOf(consumeOptions?.cost), 0)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    },
+    async wait(entries, waitOptions) {
+      const cost = costOf(waitOptions?.cost)
+      const maxWaitMs = checkMs(waitOptions?.maxWaitMs, 'maxWaitMs', true)
+      const signal = waitOptions.signal
+      if (signal?.aborted) throw abortReason(signal)
+      const result = await decide(entries, cost, maxWaitMs)
+      const decision = result.decision
+      if (decision === undefined || !decision.allowed || decision.delayMs <= 0) return result
+      const giveBack = async (): Promise<never> => {
+        try {
+          await refund(result, { cost, at: decision.at })
+        } catch (error) {
+          throw new StoreError('giving back an aborted wait failed', { cause: error })
+        }
+        throw abortReason(signal!)
+      }
+      if (signal?.aborted) return giveBack()
+      return new Promise<RulesDecision>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve(result)
+        }, decision.delayMs)
+        function onAbort(): void {
+          clearTimeout(timer)
+          giveBack().then(resolve, reject)
+        }
+        signal?.addEventListener('abort', onAbort, { once: true })
+      })
+    },
+    refund,
+    close: rules.close,
+  }
+}
