@@ -519,49 +519,23 @@ export class MemcachedStore implements Store {
    * (a caller's refund) reports contention; a rollback gives up quietly, leaving the meter
    * fuller than it should be: that can only reject more, never admit more.
    */
-  private async refundMeterParts(
+  private refundMeterParts(
     route: string,
     meters: readonly Part[],
     now: number,
     cost: number,
-    at: number,
+    at: number | undefined,
     strict: boolean,
   ): Promise<void> {
-    let pending = meters
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      if (attempt > this.casAttempts) {
-        if (strict) throw contention(this.casAttempts)
-        return
-      }
-      const items = await this.wire.getMulti(route, [...new Set(pending.map((p) => p.base))])
-      const writes = new Map<string, MeterWrite>()
-      for (const part of pending) {
-        const item = items.get(part.base)
-        // Nothing to give back to a meter that is gone (expired, reset).
-        if (item === undefined) continue
-        let write = writes.get(part.base)
-        if (write === undefined) {
-          const state = meterState(part, item)
-          write = { key: part.base, state, cas: item.cas, parts: [] }
-          writes.set(part.base, write)
-        }
-        part.algorithm.refund(write.state, 0, now, part.policy, cost, at)
-        write.parts.push(part)
-      }
-      const list = [...writes.values()]
-      const results = await Promise.all(
-        list.map((write) =>
-          this.wire.compareAndSet(
-            route,
-            write.key,
-            encodeMeter(write.state),
-            meterTtl(write, now),
-            write.cas,
-          ),
-        ),
-      )
-      pending = list.filter((_, i) => results[i] !== true).flatMap((write) => write.parts)
-    }
+    // Nothing to give back to a meter that is gone (expired, reset): no item is created.
+    return this.updateMeters(
+      route,
+      meters,
+      now,
+      (part, state) => part.algorithm.refund(state, 0, now, part.policy, cost, at),
+      strict,
+      false,
+    )
   }
 
   private parts(
