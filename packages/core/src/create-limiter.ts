@@ -1,7 +1,7 @@
 import { turnClock, type Clock } from './clock'
 import { Verdict, type Decision, type PolicyDecision } from './decision'
 import { ConfigError, describeValue, invalidOption, SluiceError, StoreError } from './errors'
-import type { DecisionEvent, DecisionHook } from './events'
+import { createDecisionReporter, type DecisionHook, type DecisionReporter } from './events'
 import {
   checkKnownOptions,
   resolvePolicies,
@@ -292,7 +292,8 @@ function shadowDecision(decision: Decision): Decision {
   }
 }
 
-function toStoreError(error: unknown): StoreError {
+/** A store failure as a StoreError (wrapped, with the original as `cause`, unless it is one). */
+export function toStoreError(error: unknown): StoreError {
   return error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
 }
 
@@ -399,7 +400,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
   // Checked once per decision: without shadow mode and a hook the paths below are unchanged.
   const observed = shadow || onDecision !== undefined
-  let hookFailed = false
+  const report = onDecision === undefined ? undefined : createDecisionReporter(onDecision)
 
   function bounded<T>(call: () => Promise<T>): Promise<T> {
     return boundedStoreCall(call, local, timeoutMs)
@@ -422,32 +423,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
     storeLatencyMs: number,
     storeError: StoreError | undefined,
   ): void {
-    const hook = onDecision as DecisionHook
-    const policy = decision === undefined ? policies[0] : decision.policy
-    const event: DecisionEvent = {
+    ;(report as DecisionReporter)(
       key,
-      policy: policy.name,
-      allowed: decision === undefined ? false : decision.allowed,
+      decision === undefined ? policies[0] : decision.policy,
+      decision,
       shadow,
-      limit: policy.limit,
-      capacity: policy.burst,
-      remaining: decision === undefined ? 0 : decision.remaining,
       cost,
       storeLatencyMs,
-      degraded: decision === undefined ? false : decision.degraded,
+      decision === undefined ? false : decision.degraded,
       storeError,
-    }
-    try {
-      hook(event)
-    } catch (error) {
-      if (!hookFailed) {
-        hookFailed = true
-        process.emitWarning(
-          `sluice: the onDecision hook threw (reported once; decisions are unaffected): ${String(error)}`,
-          'SluiceWarning',
-        )
-      }
-    }
+    )
   }
 
   /** Shadow mode and the hook, applied to a decision the store (or onStoreError) made. */

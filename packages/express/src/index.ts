@@ -37,6 +37,15 @@ export interface ExpressRateLimitOptions extends HttpLimitOptions<Request> {
   passOnStoreError?: boolean
 }
 
+/** The middleware, plus `close()`: stops the rules file watcher it opened (`rules` as a path). */
+export type RateLimitMiddleware = RequestHandler & {
+  /**
+   * Stops what the middleware started: the watcher of a `rules` file path (a RulesWatcher or
+   * RuleSet you passed stays yours). Call it when the server shuts down. Idempotent.
+   */
+  close(): void
+}
+
 function trustOf(req: Request): ProxyTrust {
   const setting: unknown = req.app.get('trust proxy')
   if (setting === true) return 'all'
@@ -82,7 +91,7 @@ function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> 
  * Express (4 and 5) rate-limit middleware. Options are checked here, once; a bad one throws a
  * ConfigError naming it.
  */
-export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
+export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddleware {
   const handler = options.handler
   if (handler !== undefined && typeof handler !== 'function') {
     invalidOption('handler', handler, 'a function')
@@ -99,7 +108,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
     customRejection: handler !== undefined,
   })
 
-  return async function sluiceRateLimit(req: Request, res: Response, next: NextFunction) {
+  async function sluiceRateLimit(req: Request, res: Response, next: NextFunction) {
     let verdict: HttpVerdict
     try {
       verdict = await limiter.decide(req, res)
@@ -128,6 +137,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
     }
     res.status(verdict.status).json(verdict.body)
   }
+  return Object.assign(sluiceRateLimit, { close: () => limiter.close() })
 }
 
 export default rateLimit

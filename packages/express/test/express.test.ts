@@ -14,7 +14,8 @@ function harness(name: string, factory: typeof express): AdapterHarness {
     async start(options, setup = {}) {
       const app = factory()
       if (setup.trustProxy) app.set('trust proxy', 'loopback')
-      app.use(rateLimit(options))
+      const middleware = rateLimit(options)
+      app.use(middleware)
       app.get('/', (req, res) => {
         setup.onHandled?.()
         res.json({ ok: true, remaining: req.rateLimit?.remaining ?? null })
@@ -23,7 +24,14 @@ function harness(name: string, factory: typeof express): AdapterHarness {
         setup.onHandled?.()
         res.status(400).json({ ok: false })
       })
-      return listen(app)
+      const served = await listen(app)
+      return {
+        server: served.server,
+        close: () => {
+          middleware.close()
+          return served.close()
+        },
+      }
     },
   }
 }

@@ -226,9 +226,15 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
         customRejection: merged.handler !== undefined,
       },
     )
+    built.push(limiter)
     return { hook, handler: createHook(limiter, merged) }
   }
 
+  // Every limiter built (global, groups, routes), so closing the app stops their rules watchers.
+  const built: Array<HttpLimiter<FastifyRequest>> = []
+  fastify.addHook('onClose', async () => {
+    for (const limiter of built.splice(0)) limiter.close()
+  })
   const globalLimit = build(base, '')
   const groups = new Map<string, ReturnType<typeof build>>()
 

@@ -51,6 +51,15 @@ export interface KoaRateLimitOptions extends HttpLimitOptions<Context> {
   handler?: (ctx: Context, decision: Decision) => Awaitable<void>
 }
 
+/** The middleware, plus `close()`: stops the rules file watcher it opened (`rules` as a path). */
+export type RateLimitMiddleware = Middleware & {
+  /**
+   * Stops what the middleware started: the watcher of a `rules` file path (a RulesWatcher or
+   * RuleSet you passed stays yours). Call it when the server shuts down. Idempotent.
+   */
+  close(): void
+}
+
 function trustOf(ctx: Context): ProxyTrust {
   if (!ctx.app.proxy) return 'none'
   return ctx.app.maxIpsCount > 0 ? 'some' : 'all'
@@ -129,7 +138,7 @@ function normalize(options: KoaRateLimitOptions): {
  * Koa (2 and 3) rate-limit middleware. Options are checked here, once; a bad one throws a
  * ConfigError naming it.
  */
-export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
+export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddleware {
   const { core, names } = normalize(options)
   const handler = options.handler
   if (handler !== undefined && typeof handler !== 'function') {
@@ -147,7 +156,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   })
 
   // Store failures (onStoreError 'throw') reject here and reach Koa's error handling: a 500.
-  return async function sluiceRateLimit(ctx: Context, next: Next) {
+  async function sluiceRateLimit(ctx: Context, next: Next) {
     const verdict = await limiter.decide(ctx, ctx.res)
     if (verdict.action === 'pass') return next()
     ctx.state.rateLimit = verdict.decision
@@ -169,6 +178,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
     ctx.status = verdict.status
     ctx.body = verdict.body
   }
+  return Object.assign(sluiceRateLimit, { close: () => limiter.close() })
 }
 
 export default rateLimit

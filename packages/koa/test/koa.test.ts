@@ -18,7 +18,8 @@ function harness(name: string, App: typeof Koa): AdapterHarness {
         app.proxy = true
         app.maxIpsCount = 1
       }
-      app.use(rateLimit(options))
+      const middleware = rateLimit(options)
+      app.use(middleware)
       app.use(async (ctx) => {
         setup.onHandled?.()
         if (ctx.path === '/bad') {
@@ -28,7 +29,14 @@ function harness(name: string, App: typeof Koa): AdapterHarness {
           ctx.body = { ok: true, remaining: ctx.state.rateLimit?.remaining ?? null }
         }
       })
-      return listen(app.callback())
+      const served = await listen(app.callback())
+      return {
+        server: served.server,
+        close: () => {
+          middleware.close()
+          return served.close()
+        },
+      }
     },
   }
 }

@@ -7,6 +7,7 @@ import request from 'supertest'
 import {
   ConfigError,
   headerKey,
+  type DecisionEvent,
   type DescriptorEntry,
   type HttpLimitOptions,
   type HttpRequestLike,
@@ -26,6 +27,7 @@ export interface ScenarioSetup {
 export interface ScenarioApp {
   /** A listening server. */
   server: Server
+  /** Closes the server and the rate limiter with it (`middleware.close()`, Fastify's onClose). */
   close(): Promise<void>
 }
 
@@ -653,6 +655,78 @@ export function runHttpScenarios(harness: AdapterHarness): void {
             expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining))
           }
           await agent.get('/').set('x-user', 'alice').expect(429)
+        } finally {
+          rmSync(dir, { recursive: true, force: true })
+        }
+      })
+
+      test('onDecision: one event per matched rule per request, shadow rules included', async () => {
+        const events: DecisionEvent[] = []
+        const agent = await start({
+          clock: fakeClock(T0).read,
+          descriptors,
+          rules: {
+            domain: 'api',
+            descriptors: [
+              { key: 'route', value: '/', name: 'root', rate_limit: minute(3) },
+              { key: 'user', name: 'per-user', rate_limit: minute(2) },
+              {
+                key: 'route',
+                value: '/bad',
+                name: 'bad-shadow',
+                rate_limit: minute(1),
+                shadow_mode: true,
+              },
+            ],
+          },
+          onDecision: (event) => void events.push(event),
+        })
+        await agent.get('/').set('x-user', 'alice').expect(200)
+        await agent.get('/').set('x-user', 'alice').expect(200)
+        await agent.get('/').set('x-user', 'alice').expect(429) // per-user rejects
+        await agent.get('/').set('x-user', 'bob').expect(200) // the route's 3rd
+        await agent.get('/').set('x-user', 'carol').expect(429) // the route rejects
+        await agent.get('/bad').expect(400) // the shadow rule admits
+        await agent.get('/bad').expect(400) // the shadow rule would reject: not blocked
+        const tally: Record<string, Record<string, number>> = {}
+        for (const event of events) {
+          const outcome = event.allowed ? 'allowed' : event.shadow ? 'shadowRejected' : 'rejected'
+          tally[event.policy] ??= {}
+          tally[event.policy][outcome] = (tally[event.policy][outcome] ?? 0) + 1
+        }
+        expect(tally).toEqual({
+          root: { allowed: 4, rejected: 1 },
+          'per-user': { allowed: 4, rejected: 1 },
+          'bad-shadow': { allowed: 1, shadowRejected: 1 },
+        })
+        expect(events.filter((e) => e.shadow).map((e) => e.key)).toEqual([
+          'api|route=/bad',
+          'api|route=/bad',
+        ])
+      })
+
+      test('closing the app closes the watcher of a rules file path', async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'sluice-rules-'))
+        const file = join(dir, 'rules.yaml')
+        const invalid = (unit: string) =>
+          `domain: api\ndescriptors:\n  - key: user\n    rate_limit: { unit: ${unit} }\n`
+        writeFileSync(
+          file,
+          'domain: api\ndescriptors:\n  - key: user\n    rate_limit: { unit: minute, requests_per_unit: 1 }\n',
+        )
+        const logger = captureLogger()
+        try {
+          const app = await harness.start({ descriptors, rules: file, logger })
+          await request(app.server).get('/').set('x-user', 'alice').expect(200)
+          // The watcher is live: an invalid version is reported.
+          writeFileSync(file, invalid('fortnight'))
+          for (let i = 0; i < 100 && logger.warnings.length === 0; i++) await sleep(20)
+          expect(logger.warnings).toHaveLength(1)
+          await app.close()
+          // Closed: another invalid version goes unread (the debounce is 100 ms).
+          writeFileSync(file, invalid('decade'))
+          await sleep(300)
+          expect(logger.warnings).toHaveLength(1)
         } finally {
           rmSync(dir, { recursive: true, force: true })
         }

@@ -6,6 +6,7 @@ import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { Duration } from '../duration'
 import { invalidOption, SluiceError } from '../errors'
+import type { DecisionHook } from '../events'
 import type { DescriptorEntry } from '../rules/compile'
 import {
   createRulesLimiter,
@@ -130,6 +131,15 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   /** Receives one-time warnings (proxy trust, missing IPs, failed refunds) and rules reload news. @default console */
   logger?: Logger
   /**
+   * Called with a DecisionEvent for every decided request (`prometheusMetrics()` is one such
+   * hook). With `limit`/`limits`: one event per request, keyed by the request's key, named after
+   * the binding policy. With `rules`: one event per matched rule, keyed by the rule's state key,
+   * named after the rule, `shadow: true` for shadow rules. Runs synchronously; see
+   * docs/observability.md.
+   * @default undefined
+   */
+  onDecision?: DecisionHook
+  /**
    * Limits from rules (docs/rules.md) instead of `limit`/`limits`: a file path (loaded now,
    * watched and hot-reloaded), a rules object, a RuleSet (`loadRules`) or a RulesWatcher
    * (`watchRules`). Needs `descriptors`. Every rule a request matches is enforced in one
@@ -211,6 +221,11 @@ export interface HttpLimiter<Req> {
   /** The rules limiter when the `rules` option is given. */
   readonly rulesLimiter: RulesLimiter | undefined
   readonly store: Store
+  /**
+   * Stops what this limiter started: the watcher of a `rules` file path. A RulesWatcher or
+   * RuleSet passed in stays open (it is the caller's). Idempotent; the store is not closed.
+   */
+  close(): void
 }
 
 export const HTTP_OPTION_NAMES: readonly string[] = [
@@ -243,6 +258,7 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'onStoreError',
   'timeoutMs',
   'logger',
+  'onDecision',
   'rules',
   'descriptors',
   'queue',
@@ -372,6 +388,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     onStoreError: options.onStoreError,
     timeoutMs: options.timeoutMs,
     prefix: options.prefix,
+    onDecision: options.onDecision,
   }
   const limitOption = options.limit
   let fixed: Limiter | undefined
@@ -403,6 +420,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
       onStoreError: options.onStoreError as 'throw' | 'allow' | 'deny' | undefined,
       timeoutMs: options.timeoutMs,
       logger,
+      onDecision: options.onDecision,
     })
   } else if (descriptorsFn !== undefined) {
     invalidOption('descriptors', descriptorsFn, 'unset unless `rules` is given')
@@ -647,5 +665,6 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     }
   }
 
-  return { decide, limiter: fixed, rulesLimiter, store }
+  const close = rulesLimiter === undefined ? () => {} : rulesLimiter.close
+  return { decide, limiter: fixed, rulesLimiter, store, close }
 }

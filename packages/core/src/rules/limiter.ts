@@ -8,9 +8,11 @@ import {
   checkStore,
   combineOutcomes,
   degradedDecision,
+  toStoreError,
 } from '../create-limiter'
 import type { Decision } from '../decision'
 import { invalidOption, StoreError } from '../errors'
+import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
 import { checkKnownOptions } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { MemoryStore } from '../store/memory-store'
@@ -42,6 +44,13 @@ export interface RulesLimiterOptions {
   timeoutMs?: number
   /** Hot reload news when `rules` is a file path (invalid versions: warn). @default console */
   logger?: RulesLogger
+  /**
+   * Called with one DecisionEvent per matched rule per decided request (key: the rule's state
+   * key; policy: the rule's name; shadow: the rule is a shadow rule; allowed: what that rule's
+   * limit said). Pass `prometheusMetrics()` to count per rule. See docs/observability.md.
+   * @default undefined
+   */
+  onDecision?: DecisionHook
 }
 
 /** What one request got from the rules it matched. */
@@ -97,7 +106,16 @@ export interface RulesLimiter {
   close(): void
 }
 
-const KNOWN_OPTIONS = ['rules', 'store', 'clock', 'prefix', 'onStoreError', 'timeoutMs', 'logger']
+const KNOWN_OPTIONS = [
+  'rules',
+  'store',
+  'clock',
+  'prefix',
+  'onStoreError',
+  'timeoutMs',
+  'logger',
+  'onDecision',
+]
 
 function isRuleSet(value: object): value is RuleSet {
   return typeof (value as Partial<RuleSet>).match === 'function'
@@ -167,6 +185,12 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     invalidOption('timeoutMs', timeoutMs, 'a positive number of ms')
   }
+  const onDecision = options.onDecision
+  if (onDecision !== undefined && typeof onDecision !== 'function') {
+    invalidOption('onDecision', onDecision, 'a function receiving each DecisionEvent')
+  }
+  // Without a hook nothing below measures, builds or allocates anything for events.
+  const report = onDecision === undefined ? undefined : createDecisionReporter(onDecision)
   const local = store.local === true
   const rules = resolveRules(options.rules, options.logger)
 
@@ -174,6 +198,70 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
     return boundedStoreCall(() => store.consume(request), local, timeoutMs).then(
       (result) => result.outcomes,
     )
+  }
+
+  /**
+   * One event per rule of one store call. `outcomes[i]` is what `called[i]` decided; the
+   * per-rule view is combineOutcomes' (a rule that would have admitted a request another
+   * rejected reports what it has left without it, since the call took nothing).
+   */
+  function reportCall(
+    called: readonly MatchedRule[],
+    outcomes: readonly PolicyOutcome[],
+    cost: number,
+    at: number,
+    storeLatencyMs: number,
+  ): void {
+    const policies = called.map((m) => m.policy)
+    const view = combineOutcomes(policies, policies, outcomes, cost, at).policies
+    for (let i = 0; i < called.length; i++) {
+      const m = called[i]
+      ;(report as DecisionReporter)(
+        m.key,
+        m.policy,
+        view[i],
+        m.shadow,
+        cost,
+        storeLatencyMs,
+        false,
+        undefined,
+      )
+    }
+  }
+
+  /**
+   * Events for rules a failed store call was to decide: `onStoreError` decided for each of them
+   * (`degraded`, as `degradedDecision` answers per policy), or, with 'throw', nothing was decided.
+   */
+  function reportFailure(
+    called: readonly MatchedRule[],
+    cost: number,
+    at: number,
+    storeLatencyMs: number,
+    error: unknown,
+  ): void {
+    const storeError = toStoreError(error)
+    const view =
+      onStoreError === 'throw'
+        ? undefined
+        : degradedDecision(
+            called.map((m) => m.policy),
+            onStoreError === 'allow',
+            at,
+          ).policies
+    for (let i = 0; i < called.length; i++) {
+      const m = called[i]
+      ;(report as DecisionReporter)(
+        m.key,
+        m.policy,
+        view?.[i],
+        m.shadow,
+        cost,
+        storeLatencyMs,
+        view !== undefined,
+        storeError,
+      )
+    }
   }
 
   function decisionOf(
@@ -213,10 +301,13 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
       now,
       ...(maxDelayMs > 0 ? { maxDelayMs } : {}),
     }
+    const started = report === undefined ? 0 : performance.now()
     let outcomes: readonly PolicyOutcome[]
     try {
       outcomes = await call(request)
     } catch (error) {
+      if (report !== undefined)
+        reportFailure(matches, cost, now, performance.now() - started, error)
       if (onStoreError === 'throw') throw error
       const decision =
         enforced.length === 0
@@ -228,12 +319,14 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
             )
       return { decision, matches, shadowRejected: NO_MATCHES, counted: NO_MATCHES, group }
     }
+    const latency = report === undefined ? 0 : performance.now() - started
     const shadowRejected = matches.filter((m, i) => m.shadow && !outcomes[i].allowed)
     const enforcedOutcomes = outcomes.filter((_o, i) => !matches[i].shadow)
     const enforcedRejected = enforcedOutcomes.some((o) => !o.allowed)
     if (enforcedRejected || shadowRejected.length === 0 || enforced.length === 0) {
       // One call decided it all: admitted by every rule, rejected by an enforced one (nothing
       // taken), or only shadow rules matched (nothing to enforce, nothing else to count).
+      if (report !== undefined) reportCall(matches, outcomes, cost, now, latency)
       const admitted = !enforcedRejected && shadowRejected.length === 0
       return {
         decision:
@@ -245,6 +338,17 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
       }
     }
     // Only shadow rules said no: the request goes on, so the enforced rules count it alone.
+    // The shadow rules are reported from the first call, the enforced ones from the second.
+    if (report !== undefined) {
+      const shadows = matches.filter((m) => m.shadow)
+      reportCall(
+        shadows,
+        outcomes.filter((_o, i) => matches[i].shadow),
+        cost,
+        now,
+        latency,
+      )
+    }
     const again = clock()
     const second: StoreRequest = {
       key: group,
@@ -254,10 +358,14 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
       now: again,
       ...(maxDelayMs > 0 ? { maxDelayMs } : {}),
     }
+    const startedAgain = report === undefined ? 0 : performance.now()
     let enforcedOnly: readonly PolicyOutcome[]
     try {
       enforcedOnly = await call(second)
     } catch (error) {
+      if (report !== undefined) {
+        reportFailure(enforced, cost, again, performance.now() - startedAgain, error)
+      }
       if (onStoreError === 'throw') throw error
       return {
         decision: degradedDecision(
@@ -270,6 +378,9 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
         counted: NO_MATCHES,
         group,
       }
+    }
+    if (report !== undefined) {
+      reportCall(enforced, enforcedOnly, cost, again, performance.now() - startedAgain)
     }
     const decision = decisionOf(enforced, enforcedOnly, cost, again)
     return {
