@@ -10,25 +10,44 @@ import { algorithms, type Policy, type PolicyOutcome } from '@sluice/core'
  *   token-bucket share decideMeter without shaping, leaky-bucket with it.
  * - fixed-window: the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
- * - any: a negative reply is a block, -reply ms long (see store.block).
+ * - sliding-window: the reply is the hash as read (HGETALL: `n` = newest bucket, then ring
+ *   slot -> counter) with the script's `now` appended: the state vector itself.
+ * - sliding-log: the reply is `[live, newest - now, mustExpire - now]`, all that decide reads
+ *   of the log. A log of `live` timestamps, all live, whose 1st and last are the newest and
+ *   whose (live + cost - limit)-th is mustExpire, seen at 0, decides the same (decide reads
+ *   slot 1 to find the first live one, the last slot, and that one).
+ * - any: a negative integer reply is a block, -reply ms long (see store.block).
+ *
+ * Returns undefined for a reply of the wrong shape.
  */
-export type FlatKind = 'meter' | 'shaping' | 'fw'
+export type FlatKind = 'meter' | 'shaping' | 'fw' | 'sw' | 'sl'
 
 const state = [0, 0]
+/** The sliding-window state vector, reused: decide runs synchronously. */
+let ring: number[] = []
 
 export function flatOutcome(
   kind: FlatKind,
-  reply: number,
+  reply: unknown,
   policy: Policy,
   cost: number,
   maxDelayMs: number | undefined,
-): PolicyOutcome {
+): PolicyOutcome | undefined {
   const out: PolicyOutcome = {
     allowed: false,
     remaining: 0,
     resetMs: 0,
     retryAfterMs: 0,
     delayMs: 0,
+  }
+  if (typeof reply !== 'number') {
+    if (!Array.isArray(reply)) return undefined
+    if (kind === 'sw') return slidingWindow(reply, policy, cost, out)
+    if (kind === 'sl') return slidingLog(reply, policy, cost, out)
+    return undefined
+  }
+  if (kind === 'sw' || kind === 'sl') {
+    if (reply >= 0) return undefined
   }
   if (reply < 0) {
     // The key is blocked for -reply ms (store.block).
@@ -49,5 +68,49 @@ export function flatOutcome(
     const algorithm = kind === 'shaping' ? algorithms['leaky-bucket'] : algorithms['token-bucket']
     algorithm.decide(state, 0, 0, policy, cost, out, maxDelayMs)
   }
+  return out
+}
+
+function slidingWindow(
+  reply: unknown[],
+  policy: Policy,
+  cost: number,
+  out: PolicyOutcome,
+): PolicyOutcome | undefined {
+  const last = reply.length - 1
+  const now = reply[last]
+  if (typeof now !== 'number' || last % 2 !== 0) return undefined
+  const slots = policy.precision + 2
+  if (ring.length < slots) ring = new Array<number>(slots)
+  ring.fill(0, 0, slots)
+  for (let i = 0; i < last; i += 2) {
+    const field = reply[i] as string
+    const value = Number(reply[i + 1])
+    if (field === 'n') ring[0] = value
+    else {
+      const slot = Number(field)
+      if (slot >= 0 && slot <= policy.precision) ring[1 + slot] = value
+    }
+  }
+  algorithms['sliding-window'].decide(ring, 0, now, policy, cost, out)
+  return out
+}
+
+function slidingLog(
+  reply: unknown[],
+  policy: Policy,
+  cost: number,
+  out: PolicyOutcome,
+): PolicyOutcome | undefined {
+  if (reply.length !== 3) return undefined
+  const [live, newest, mustExpire] = reply as number[]
+  const log: { [index: number]: number; length: number } = { length: live + 1, 0: live }
+  if (live > 0) {
+    log[1] = newest
+    const k = live + cost - policy.limit
+    if (k >= 1 && k <= live) log[k] = mustExpire
+    log[live] = newest
+  }
+  algorithms['sliding-log'].decide(log, 0, 0, policy, cost, out)
   return out
 }

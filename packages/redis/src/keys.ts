@@ -20,6 +20,8 @@ export function describeValue(value: unknown): string {
  */
 export function escapeKey(key: string): string {
   if (key === '') return '%'
+  // Most keys (IPs, ids) need no escaping: three scans are cheaper than replace().
+  if (key.indexOf('%') === -1 && key.indexOf('{') === -1 && key.indexOf('}') === -1) return key
   return key.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'))
 }
 

@@ -3,7 +3,13 @@ import type { AlgorithmName } from '@sluice/core'
 import { BLOCK } from './block'
 import { DRIVER } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
-import { bucketFlat, FIXED_WINDOW_FLAT, GCRA_FLAT } from './flat'
+import {
+  bucketFlat,
+  FIXED_WINDOW_FLAT,
+  GCRA_FLAT,
+  SLIDING_LOG_FLAT,
+  SLIDING_WINDOW_FLAT,
+} from './flat'
 import { GCRA } from './gcra'
 import { LEAKY_BUCKET } from './leaky-bucket'
 import { METER } from './meter'
@@ -56,7 +62,7 @@ function build(name: string, algorithms: readonly AlgorithmName[]): LuaScript {
 }
 
 /** Algorithms with a flat script for a single policy (see flat.ts). */
-export type FlatAlgorithm = 'gcra' | 'fixed-window' | 'token-bucket' | 'leaky-bucket'
+export type FlatAlgorithm = AlgorithmName
 
 export type ScriptName = AlgorithmName | 'mixed' | `${FlatAlgorithm}:1` | 'block'
 
@@ -81,5 +87,7 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'fixed-window:1': script('fw1', FIXED_WINDOW_FLAT),
   'token-bucket:1': script('tb1', bucketFlat('tb')),
   'leaky-bucket:1': script('lb1', bucketFlat('lb')),
+  'sliding-window:1': script('sw1', SLIDING_WINDOW_FLAT),
+  'sliding-log:1': script('sl1', SLIDING_LOG_FLAT),
   block: script('block', BLOCK),
 }
