@@ -586,8 +586,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     now: 0,
   }
 
-  /** The hot path for in-process stores: one promise, no timer, no async frame. */
-  function decideNow(key: string, cost: number): Promise<Decision> {
+  /**
+   * The hot path for in-process stores: no timer, no async frame, and no promise unless the store
+   * failed (onStoreError answers asynchronously).
+   */
+  function decideSync(key: string, cost: number): Decision | Promise<Decision> {
     if (typeof key !== 'string') return decide(key, cost, false) // reports the bad key
     const applied = pickPolicies()
     const started = onDecision === undefined ? 0 : performance.now()
@@ -605,12 +608,18 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return observeStoreError(error, key, cost, latency)
     }
     const decision = combineOutcomes(policies, applied, outcomes, cost, syncRequest.now)
-    if (!observed) return Promise.resolve(decision)
+    if (!observed) return decision
     const latency = onDecision === undefined ? 0 : performance.now() - started
-    return Promise.resolve(observe(key, cost, decision, latency, undefined))
+    return observe(key, cost, decision, latency, undefined)
   }
 
-  return {
+  /** decideSync as a promise: what `consume` returns. */
+  function decideNow(key: string, cost: number): Promise<Decision> {
+    const decision = decideSync(key, cost)
+    return isPromise(decision) ? decision : Promise.resolve(decision)
+  }
+
+  const limiter: Limiter = {
     policies,
     store,
     clock,
@@ -666,4 +675,34 @@ export function createLimiter(options: LimiterOptions): Limiter {
       await bounded(() => store.reset(storeKey(key), policies))
     },
   }
+  if (consumeNow !== undefined) {
+    syncConsumers.set(limiter, (key, cost) => {
+      try {
+        checkCost(cost)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      return decideSync(key, cost)
+    })
+  }
+  return limiter
+}
+
+/** What `consume(key, { cost })` decides, synchronously when the store is in-process. */
+export type SyncConsume = (key: string, cost: number) => Decision | Promise<Decision>
+
+/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
+}
+
+const syncConsumers = new WeakMap<Limiter, SyncConsume>()
+
+/**
+ * Internal (the HTTP pipeline's hot path): the limiter's `consume` without the promise, for a
+ * limiter over an in-process store (`consumeNow`); undefined otherwise. Same decision, same
+ * events, same errors: a failure still answers with a promise (rejected or onStoreError's).
+ */
+export function syncConsumer(limiter: Limiter): SyncConsume | undefined {
+  return syncConsumers.get(limiter)
 }

@@ -54,6 +54,11 @@ function trustOf(req: Request): ProxyTrust {
 
 const PROXY_HINT = "set app.set('trust proxy', 1) for one proxy hop, or the proxy's address."
 
+/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
+}
+
 /** Maps express-rate-limit names onto Sluice's, once. */
 function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> {
   const {
@@ -108,15 +113,55 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     customRejection: handler !== undefined,
   })
 
-  async function sluiceRateLimit(req: Request, res: Response, next: NextFunction) {
-    let verdict: HttpVerdict
+  /**
+   * A request decided at once goes on (or is answered) without a promise; a verdict still to
+   * come is awaited in `settle`, as before.
+   */
+  function sluiceRateLimit(req: Request, res: Response, next: NextFunction): Promise<void> | void {
+    let verdict: HttpVerdict | Promise<HttpVerdict>
     try {
-      verdict = await limiter.decide(req, res)
+      verdict = limiter.decideNow(req, res)
     } catch (error) {
       // Store failures (onStoreError 'throw') go to Express's error handling: a 500 by default.
       next(error)
       return
     }
+    if (isPromise(verdict)) return settle(req, res, next, verdict)
+    if (verdict.action === 'reject') return apply(req, res, next, verdict)
+    try {
+      if (verdict.action === 'allow') {
+        ;(req as unknown as Record<string, unknown>)[property] = verdict.decision
+        for (const [name, value] of verdict.headers) res.setHeader(name, value)
+      }
+      next()
+    } catch (error) {
+      // As the async middleware did: a throw here becomes its rejected promise.
+      return Promise.reject(error)
+    }
+  }
+
+  async function settle(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    pending: Promise<HttpVerdict>,
+  ): Promise<void> {
+    let verdict: HttpVerdict
+    try {
+      verdict = await pending
+    } catch (error) {
+      next(error)
+      return
+    }
+    return apply(req, res, next, verdict)
+  }
+
+  async function apply(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    verdict: HttpVerdict,
+  ): Promise<void> {
     if (verdict.action === 'pass') {
       next()
       return

@@ -6,6 +6,7 @@ import {
   type Decision,
   type HttpLimiter,
   type HttpLimitOptions,
+  type HttpVerdict,
   type ProxyTrust,
   type RejectVerdict,
 } from '@sluice/core'
@@ -102,7 +103,18 @@ const ADAPTER_OPTIONS = [
   'handler',
   'global',
 ] as const
+const LEGACY_NAMES = {
+  limit: 'x-ratelimit-limit',
+  remaining: 'x-ratelimit-remaining',
+  reset: 'x-ratelimit-reset',
+  retryAfter: 'x-ratelimit-retry-after',
+}
 const HOOKS = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
+
+/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
+}
 
 function trustOf(request: FastifyRequest): ProxyTrust {
   if (!('ips' in request)) return 'none'
@@ -173,7 +185,11 @@ function rejection(
     : { statusCode: verdict.status, error: 'Too Many Requests', message: body }
 }
 
-function createHook(limiter: HttpLimiter<FastifyRequest>, options: FastifyRateLimitRouteOptions) {
+function createHook(
+  limiter: HttpLimiter<FastifyRequest>,
+  options: FastifyRateLimitRouteOptions,
+  hook: NonNullable<FastifyRateLimitRouteOptions['hook']>,
+) {
   const { onExceeding, onExceeded, handler, errorResponseBuilder } = options
   for (const [name, fn] of Object.entries({
     onExceeding,
@@ -183,9 +199,8 @@ function createHook(limiter: HttpLimiter<FastifyRequest>, options: FastifyRateLi
   })) {
     if (fn !== undefined && typeof fn !== 'function') invalidOption(name, fn, 'a function')
   }
-  // Store failures reject here and reach Fastify's error handling: a 500 unless handled.
-  return async function sluiceRateLimit(request: FastifyRequest, reply: FastifyReply) {
-    const verdict = await limiter.decide(request, reply.raw)
+  /** Applies a verdict: headers and decision on the request, then admits, answers or throws. */
+  async function apply(request: FastifyRequest, reply: FastifyReply, verdict: HttpVerdict) {
     if (verdict.action === 'pass') return
     request.rateLimit = verdict.decision
     for (const [name, value] of verdict.headers) reply.header(name, value)
@@ -200,6 +215,45 @@ function createHook(limiter: HttpLimiter<FastifyRequest>, options: FastifyRateLi
       return reply
     }
     throw rejection(request, verdict, errorResponseBuilder)
+  }
+
+  // Store failures reject here and reach Fastify's error handling: a 500 unless handled.
+  async function sluiceRateLimit(request: FastifyRequest, reply: FastifyReply) {
+    return apply(request, reply, await limiter.decideNow(request, reply.raw))
+  }
+  if (hook === 'preParsing') return sluiceRateLimit
+
+  /**
+   * The same hook in callback style (onRequest, preValidation, preHandler): a request decided at
+   * once and admitted goes on through `done` without a promise; everything else (a verdict still
+   * to come, a rejection) returns apply's promise, as the async hook would.
+   */
+  return function sluiceRateLimitNow(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (error?: unknown) => void,
+  ): Promise<unknown> | undefined {
+    let verdict: HttpVerdict | Promise<HttpVerdict>
+    try {
+      verdict = limiter.decideNow(request, reply.raw)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (isPromise(verdict)) return verdict.then((v) => apply(request, reply, v))
+    if (verdict.action === 'pass') {
+      done()
+      return undefined
+    }
+    if (verdict.action !== 'allow') return apply(request, reply, verdict)
+    request.rateLimit = verdict.decision
+    try {
+      for (const [name, value] of verdict.headers) reply.header(name, value)
+      onExceeding?.(request, verdict.key)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    done()
+    return undefined
   }
 }
 
@@ -219,6 +273,8 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
       {
         framework: 'Fastify',
         resetStyle: 'delta',
+        // reply.header lower-cases every name; given in lower case, it has nothing to convert.
+        legacyNames: LEGACY_NAMES,
         proxyTrust: trustOf,
         proxyHint: "set Fastify({ trustProxy: 1 }) for one proxy hop, or the proxy's address.",
         omitWhenAllowed: omitted(merged.addHeadersOnExceeding, 'addHeadersOnExceeding'),
@@ -227,7 +283,7 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
       },
     )
     built.push(limiter)
-    return { hook, handler: createHook(limiter, merged) }
+    return { hook, handler: createHook(limiter, merged, hook) }
   }
 
   // Every limiter built (global, groups, routes), so closing the app stops their rules watchers.

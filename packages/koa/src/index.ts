@@ -5,6 +5,7 @@ import {
   invalidOption,
   type Decision,
   type HttpLimitOptions,
+  type HttpVerdict,
   type LegacyHeaderNames,
   type ProxyTrust,
   type RequestList,
@@ -58,6 +59,11 @@ export type RateLimitMiddleware = Middleware & {
    * RuleSet you passed stays yours). Call it when the server shuts down. Idempotent.
    */
   close(): void
+}
+
+/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
 }
 
 function trustOf(ctx: Context): ProxyTrust {
@@ -155,9 +161,31 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     customRejection: handler !== undefined,
   })
 
+  /**
+   * A request decided at once and admitted goes straight on (`next()`'s promise is the
+   * middleware's); everything else goes through `apply`'s promise, as before.
+   */
+  function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
+    let verdict: HttpVerdict | Promise<HttpVerdict>
+    try {
+      verdict = limiter.decideNow(ctx, ctx.res)
+      if (!isPromise(verdict)) {
+        if (verdict.action === 'pass') return Promise.resolve(next())
+        if (verdict.action === 'allow') {
+          ctx.state.rateLimit = verdict.decision
+          for (const [name, value] of verdict.headers) ctx.set(name, value)
+          return Promise.resolve(next())
+        }
+      }
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return apply(ctx, next, verdict)
+  }
+
   // Store failures (onStoreError 'throw') reject here and reach Koa's error handling: a 500.
-  async function sluiceRateLimit(ctx: Context, next: Next) {
-    const verdict = await limiter.decide(ctx, ctx.res)
+  async function apply(ctx: Context, next: Next, pending: Awaitable<HttpVerdict>) {
+    const verdict = await pending
     if (verdict.action === 'pass') return next()
     ctx.state.rateLimit = verdict.decision
     if (verdict.action === 'allow') {

@@ -172,14 +172,15 @@ export function createHeaderWriter(
   const filter = allowedSkip.size > 0 || rejectedSkip.size > 0
 
   return function rateLimitHeaders(decision, times) {
-    const headers: HeaderList = []
-    if (legacy !== false) {
-      headers.push(
-        [legacy.limit, String(decision.limit)],
-        [legacy.remaining, String(decision.remaining)],
-        [legacy.reset, String(times.legacyReset)],
-      )
-    }
+    // A literal (not pushes onto []) for the common case: one allocation of the right size.
+    const headers: HeaderList =
+      legacy === false
+        ? []
+        : [
+            [legacy.limit, String(decision.limit)],
+            [legacy.remaining, String(decision.remaining)],
+            [legacy.reset, String(times.legacyReset)],
+          ]
     if (standard === 'draft-6') {
       headers.push(
         ['RateLimit-Policy', policyField(decision, false)],

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import ipaddr from 'ipaddr.js'
-import { createLimiter, type Limiter } from '../create-limiter'
+import { createLimiter, syncConsumer, type Limiter } from '../create-limiter'
 import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { Duration } from '../duration'
@@ -216,6 +216,12 @@ export type HttpVerdict = PassVerdict | AllowVerdict | RejectVerdict
 export interface HttpLimiter<Req> {
   /** Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`. */
   decide(req: Req, res: ServerResponse): Promise<HttpVerdict>
+  /**
+   * `decide` without the promise when none is needed: the verdict itself in the common
+   * configuration (in-process store, no async option), else a promise of it. It may throw where
+   * `decide` rejects. For adapters' hot paths.
+   */
+  decideNow(req: Req, res: ServerResponse): HttpVerdict | Promise<HttpVerdict>
   /** The limiter of a fixed limit (undefined for per-tier limits and rules): for tests and `reset`. */
   readonly limiter: Limiter | undefined
   /** The rules limiter when the `rules` option is given. */
@@ -263,6 +269,11 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'descriptors',
   'queue',
 ]
+
+/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
+}
 
 const PASS: PassVerdict = { action: 'pass' }
 /** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
@@ -549,15 +560,50 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     }
   }
 
-  async function rejectionBody(req: Req, decision: Decision, seconds: number): Promise<unknown> {
-    const value = typeof message === 'function' ? await message(req, decision) : message
+  /** The body of a rate-limit rejection; a promise only when `message` is a function. */
+  function rejectionBody(req: Req, decision: Decision, seconds: number): Awaitable<unknown> {
+    if (typeof message === 'function') {
+      return (async () => bodyOf(await message(req, decision), seconds))()
+    }
+    return bodyOf(message, seconds)
+  }
+
+  function bodyOf(value: RateLimitMessage | undefined, seconds: number): unknown {
     if (value === undefined || typeof value === 'string') {
       return { error: limitedError, message: value ?? defaultMessage(seconds), retryAfter: seconds }
     }
     return value
   }
 
-  async function decide(req: Req, res: ServerResponse): Promise<HttpVerdict> {
+  const consumeSync = fixed === undefined ? undefined : syncConsumer(fixed)
+  const fixedCost = typeof cost === 'function' ? undefined : cost
+  // The common configuration (in-process store, IP key, fixed limit and cost, nothing that may be
+  // async) is decided without a promise or an async frame.
+  const fastPath =
+    consumeSync !== undefined &&
+    fixedCost !== undefined &&
+    skip === undefined &&
+    keyFn === undefined &&
+    inAllowList === undefined &&
+    inDenyList === undefined &&
+    maxWaitMs === undefined &&
+    rulesLimiter === undefined
+
+  /** decide for the fast-path configuration: the same steps as decideAsync, without awaits. */
+  function decideFast(req: Req, res: ServerResponse): Awaitable<HttpVerdict> {
+    if (warnTrustAll || warnUntrusted) checkProxy(req)
+    const key = boundKey(keyByIp(req))
+    const units = fixedCost!
+    const decision = consumeSync!(key, units)
+    if (isPromise(decision)) {
+      return decision.then((settled) =>
+        conclude(req, res, key, units, settled, undefined, undefined, fixed),
+      )
+    }
+    return conclude(req, res, key, units, decision, undefined, undefined, fixed)
+  }
+
+  async function decideAsync(req: Req, res: ServerResponse): Promise<HttpVerdict> {
     if (warnTrustAll || warnUntrusted) checkProxy(req)
     if (skip !== undefined && (await skip(req))) return PASS
     let key = keyFn === undefined ? undefined : await keyFn(req)
@@ -578,7 +624,8 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     }
     const units = typeof cost === 'function' ? checkPositiveInteger(await cost(req), 'cost') : cost
     let decision: Decision
-    let refund: () => Promise<void>
+    let rules: RulesDecision | undefined
+    let limiter: Limiter | undefined
     // queue: the client leaving while its request is held aborts the wait (the slot goes back).
     const held = maxWaitMs === undefined ? undefined : holdSignal(res)
     try {
@@ -594,16 +641,13 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
               })
         if (result.decision === undefined) return PASS
         decision = result.decision
-        const rules = rulesLimiter
-        refund = () => rules.refund(result, { cost: units, at: decision.at })
+        rules = result
       } else {
-        const limiter =
-          fixed ?? limiterFor(await (limitOption as (req: Req) => Awaitable<number>)(req))
+        limiter = fixed ?? limiterFor(await (limitOption as (req: Req) => Awaitable<number>)(req))
         decision =
           held === undefined
             ? await limiter.consume(key, { cost: units })
             : await limiter.wait(key, { cost: units, maxWaitMs, signal: held.signal })
-        refund = () => limiter.refund(key, { cost: units, at: decision.at })
       }
     } catch (error) {
       if (held?.signal.aborted) return abortedVerdict(key)
@@ -611,16 +655,39 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     } finally {
       held?.release()
     }
+    return conclude(req, res, key, units, decision, held, rules, limiter)
+  }
+
+  /** What follows the store call: headers, refund tracking, shaping, onLimited, ban and body. */
+  function conclude(
+    req: Req,
+    res: ServerResponse,
+    key: string,
+    units: number,
+    decision: Decision,
+    held: { signal: AbortSignal } | undefined,
+    rules: RulesDecision | undefined,
+    limiter: Limiter | undefined,
+  ): Awaitable<HttpVerdict> {
     // The instant the limiter decided at: exact for refunds, and no second clock read.
     const now = decision.at
     const times = responseTimes(decision, now, defaults.resetStyle)
     const headers = writeHeaders(decision, times)
     if (decision.allowed) {
-      if (refunds) res.once('close', () => void settle(req, res, key, refund))
+      if (refunds) {
+        const refund =
+          rules !== undefined
+            ? () => rulesLimiter!.refund(rules, { cost: units, at: decision.at })
+            : () => limiter!.refund(key, { cost: units, at: decision.at })
+        res.once('close', () => void settle(req, res, key, refund))
+      }
+      const verdict: AllowVerdict = { action: 'allow', decision, headers, key }
       // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
       // queued request was already held for its slot).
-      if (held === undefined && decision.delayMs > 0) await sleep(decision.delayMs)
-      return { action: 'allow', decision, headers, key }
+      if (held === undefined && decision.delayMs > 0) {
+        return sleep(decision.delayMs).then(() => verdict)
+      }
+      return verdict
     }
     if (onLimited !== undefined) onLimited(req, decision)
     const seconds = times.retryAfterSeconds
@@ -640,15 +707,41 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
         key,
       }
     }
+    const body = defaults.customRejection ? undefined : rejectionBody(req, decision, seconds)
+    if (isPromise(body)) {
+      return body.then((value) => limitedVerdict(decision, headers, value, seconds, key))
+    }
+    return limitedVerdict(decision, headers, body, seconds, key)
+  }
+
+  function limitedVerdict(
+    decision: Decision,
+    headers: HeaderList,
+    body: unknown,
+    seconds: number,
+    key: string,
+  ): RejectVerdict {
     return {
       action: 'reject',
       reason: 'limited',
       status: statusCode,
       decision,
       headers,
-      body: defaults.customRejection ? undefined : await rejectionBody(req, decision, seconds),
+      body,
       retryAfterSeconds: seconds,
       key,
+    }
+  }
+
+  const decideNow: (req: Req, res: ServerResponse) => Awaitable<HttpVerdict> = fastPath
+    ? decideFast
+    : decideAsync
+
+  function decide(req: Req, res: ServerResponse): Promise<HttpVerdict> {
+    try {
+      return Promise.resolve(decideNow(req, res))
+    } catch (error) {
+      return Promise.reject(error)
     }
   }
 
@@ -666,5 +759,5 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   }
 
   const close = rulesLimiter === undefined ? () => {} : rulesLimiter.close
-  return { decide, limiter: fixed, rulesLimiter, store, close }
+  return { decide, decideNow, limiter: fixed, rulesLimiter, store, close }
 }
