@@ -1,5 +1,6 @@
+import { FailingStore } from '@sluice/testkit'
 import { Registry } from 'prom-client'
-import { createLimiter, prometheusMetrics, type Store } from '@sluice/core'
+import { createLimiter, prometheusMetrics } from '@sluice/core'
 import { burst, limiterAt } from './helpers'
 
 /** Counter values by metric and policy, read back from the registry. */
@@ -15,14 +16,8 @@ async function counts(registry: Registry): Promise<Record<string, Record<string,
   return out
 }
 
-const failing: Store = {
-  consume: () => Promise.reject(new Error('down')),
-  peek: () => Promise.reject(new Error('down')),
-  refund: () => Promise.reject(new Error('down')),
-  reset: () => Promise.reject(new Error('down')),
-  penalize: () => Promise.reject(new Error('down')),
-  block: () => Promise.reject(new Error('down')),
-}
+/** A real store whose every call fails, as a dead Redis would. */
+const failing = new FailingStore()
 
 describe('prometheusMetrics', () => {
   test('counts a scripted sequence per policy name', async () => {

@@ -1,3 +1,4 @@
+import { FailingStore } from '@sluice/testkit'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import type { ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -14,7 +15,6 @@ import {
   type HttpLimitOptions,
   type HttpRequestLike,
   type RulesDocument,
-  type Store,
 } from '@sluice/core'
 
 const T0 = 60_000 * 30_000
@@ -83,14 +83,8 @@ function request(user: string | undefined, ip = '10.0.0.1'): Req {
   return { url: '/search', ip, headers: user === undefined ? {} : { 'x-user': user } }
 }
 
-const failing: Store = {
-  consume: () => Promise.reject(new Error('down')),
-  peek: () => Promise.reject(new Error('down')),
-  refund: () => Promise.reject(new Error('down')),
-  reset: () => Promise.reject(new Error('down')),
-  penalize: () => Promise.reject(new Error('down')),
-  block: () => Promise.reject(new Error('down')),
-}
+/** A real store whose every call fails, as a dead Redis would. */
+const failing = new FailingStore()
 
 describe('rules report to onDecision', () => {
   test('a scripted sequence through the HTTP pipeline: exact Prometheus counts per rule', async () => {

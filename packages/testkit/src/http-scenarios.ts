@@ -96,6 +96,18 @@ export class FailingStore implements Store {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** Sends GET / and disconnects after `afterMs`, before the answer comes (a client that left). */
+function abandonRequest(port: number, afterMs = 30): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
+    abandoned.on('error', () => resolve())
+    setTimeout(() => {
+      abandoned.destroy()
+      resolve()
+    }, afterMs)
+  })
+}
+
 /** Lets refunds scheduled on response 'close' run before the next request. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 5))
 
@@ -430,14 +442,7 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       })
       const { port } = open[open.length - 1].server.address() as AddressInfo
       await agent.get('/').expect(200)
-      await new Promise<void>((resolve) => {
-        const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
-        abandoned.on('error', () => resolve())
-        setTimeout(() => {
-          abandoned.destroy()
-          resolve()
-        }, 30)
-      })
+      await abandonRequest(port)
       await new Promise((resolve) => setTimeout(resolve, 150))
       // Without the refund the queue (burst 2) would still be full on the unmoved clock.
       const third = await agent.get('/').expect(200)
@@ -803,14 +808,7 @@ export function runHttpScenarios(harness: AdapterHarness): void {
         })
         const { port } = open[open.length - 1].server.address() as AddressInfo
         await agent.get('/').expect(200)
-        await new Promise<void>((resolve) => {
-          const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
-          abandoned.on('error', () => resolve())
-          setTimeout(() => {
-            abandoned.destroy()
-            resolve()
-          }, 30)
-        })
+        await abandonRequest(port)
         await settle()
         await agent.get('/').expect(200)
       })
