@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client'
 import { createLimiter, type LimiterOptions } from '@sluice/core'
 
 /** A limiter on a fresh memory store with a clock the test moves by hand. */
@@ -16,5 +17,18 @@ export async function burst(
 ) {
   const out = []
   for (let i = 0; i < n; i++) out.push(await limiter.consume(key, { cost }))
+  return out
+}
+
+/** Counter values by metric and policy (or rule) name, read back from a prom-client registry. */
+export async function counts(registry: Registry): Promise<Record<string, Record<string, number>>> {
+  const out: Record<string, Record<string, number>> = {}
+  for (const metric of await registry.getMetricsAsJSON()) {
+    if (String(metric.type) !== 'counter') continue
+    for (const { labels, value } of metric.values) {
+      out[metric.name] ??= {}
+      out[metric.name][String(labels.policy)] = value
+    }
+  }
   return out
 }

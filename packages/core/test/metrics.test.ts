@@ -1,20 +1,7 @@
 import { FailingStore } from '@sluice/testkit'
 import { Registry } from 'prom-client'
 import { createLimiter, prometheusMetrics } from '@sluice/core'
-import { burst, limiterAt } from './helpers'
-
-/** Counter values by metric and policy, read back from the registry. */
-async function counts(registry: Registry): Promise<Record<string, Record<string, number>>> {
-  const out: Record<string, Record<string, number>> = {}
-  for (const metric of await registry.getMetricsAsJSON()) {
-    if (String(metric.type) !== 'counter') continue
-    for (const { labels, value } of metric.values) {
-      out[metric.name] ??= {}
-      out[metric.name][String(labels.policy)] = value
-    }
-  }
-  return out
-}
+import { burst, counts, limiterAt } from './helpers'
 
 /** A real store whose every call fails, as a dead Redis would. */
 const failing = new FailingStore()

@@ -1,3 +1,4 @@
+import { counts } from './helpers'
 import { FailingStore } from '@sluice/testkit'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import type { ServerResponse } from 'node:http'
@@ -44,19 +45,6 @@ const descriptors = (req: Req): DescriptorEntry[] => [
   ['user', req.headers['x-user'] as string | undefined],
   ['ip', req.ip],
 ]
-
-/** Counter values by metric and rule name, read back from the registry. */
-async function counts(registry: Registry): Promise<Record<string, Record<string, number>>> {
-  const out: Record<string, Record<string, number>> = {}
-  for (const metric of await registry.getMetricsAsJSON()) {
-    if (String(metric.type) !== 'counter') continue
-    for (const { labels, value } of metric.values) {
-      out[metric.name] ??= {}
-      out[metric.name][String(labels.policy)] = value
-    }
-  }
-  return out
-}
 
 /** Observations of the latency histogram per rule name. */
 async function latencyCounts(registry: Registry): Promise<Record<string, number>> {
