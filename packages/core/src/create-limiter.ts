@@ -1,4 +1,5 @@
 import { turnClock, type Clock } from './clock'
+import { isPromise } from './promise'
 import { Verdict, type Decision, type PolicyDecision } from './decision'
 import { ConfigError, describeValue, invalidOption, SluiceError, StoreError } from './errors'
 import { createDecisionReporter, type DecisionHook, type DecisionReporter } from './events'
@@ -619,6 +620,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return isPromise(decision) ? decision : Promise.resolve(decision)
   }
 
+  /** `get` and its alias `peek`: what a request would see now, counting nothing. */
+  function lookAt(key: string): Promise<Decision> {
+    return decide(key, 0, true)
+  }
+
   const limiter: Limiter = {
     policies,
     store,
@@ -632,12 +638,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       return consumeNow === undefined ? decide(key, cost, false) : decideNow(key, cost)
     },
-    peek(key) {
-      return decide(key, 0, true)
-    },
-    get(key) {
-      return decide(key, 0, true)
-    },
+    get: lookAt,
+    peek: lookAt,
     async block(key, ms) {
       const k = storeKey(key)
       checkMs(ms, 'ms', false)
@@ -690,11 +692,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
 /** What `consume(key, { cost })` decides, synchronously when the store is in-process. */
 export type SyncConsume = (key: string, cost: number) => Decision | Promise<Decision>
-
-/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
-}
 
 const syncConsumers = new WeakMap<Limiter, SyncConsume>()
 

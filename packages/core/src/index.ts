@@ -119,3 +119,4 @@ export type {
 } from './rules'
 export { prometheusMetrics } from './metrics/prometheus'
 export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'
+export { isPromise } from './promise'

@@ -6,6 +6,7 @@ import {
   type HttpLimitOptions,
   type HttpVerdict,
   type ProxyTrust,
+  isPromise,
 } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
@@ -53,11 +54,6 @@ function trustOf(req: Request): ProxyTrust {
 }
 
 const PROXY_HINT = "set app.set('trust proxy', 1) for one proxy hop, or the proxy's address."
-
-/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
-}
 
 /** Maps express-rate-limit names onto Sluice's, once. */
 function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> {

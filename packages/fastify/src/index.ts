@@ -9,6 +9,7 @@ import {
   type HttpVerdict,
   type ProxyTrust,
   type RejectVerdict,
+  isPromise,
 } from '@sluice/core'
 import type {
   FastifyPluginAsync,
@@ -110,11 +111,6 @@ const LEGACY_NAMES = {
   retryAfter: 'x-ratelimit-retry-after',
 }
 const HOOKS = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
-
-/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
-}
 
 function trustOf(request: FastifyRequest): ProxyTrust {
   if (!('ips' in request)) return 'none'

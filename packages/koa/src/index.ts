@@ -9,6 +9,7 @@ import {
   type LegacyHeaderNames,
   type ProxyTrust,
   type RequestList,
+  isPromise,
 } from '@sluice/core'
 import type { Context, Middleware, Next } from 'koa'
 
@@ -59,11 +60,6 @@ export type RateLimitMiddleware = Middleware & {
    * RuleSet you passed stays yours). Call it when the server shuts down. Idempotent.
    */
   close(): void
-}
-
-/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
 }
 
 function trustOf(ctx: Context): ProxyTrust {

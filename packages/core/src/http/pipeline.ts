@@ -1,4 +1,5 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http'
+import { isPromise } from '../promise'
 import { setTimeout as sleep } from 'node:timers/promises'
 import ipaddr from 'ipaddr.js'
 import { createLimiter, syncConsumer, type Limiter } from '../create-limiter'
@@ -269,11 +270,6 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'descriptors',
   'queue',
 ]
-
-/** A promise from any realm (under Jest, Node's own promises are not instances of the test's `Promise`). */
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function'
-}
 
 const PASS: PassVerdict = { action: 'pass' }
 /** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
