@@ -88,7 +88,7 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   ipv6Subnet?: number | false
   /** Where counters live. @default new MemoryStore() (one per middleware/plugin) */
   store?: Store
-  /** Source of time in ms (tests inject a fake one). @default () => Date.now() */
+  /** Source of time in ms (tests inject a fake one). @default turnClock (Date.now(), read once per synchronous turn) */
   clock?: Clock
   /** Prepended to every key in the store. @default '' */
   prefix?: string
