@@ -355,6 +355,38 @@ describe('store failures', () => {
     }).consume('k')
     expect(allowed.allowed).toBe(true)
   })
+
+  test('timeoutMs counts from each call: calls in flight together time out in turn', async () => {
+    const memory = new MemoryStore()
+    const hanging: Store = {
+      // Keys starting with "slow" never answer; the rest answer at once.
+      consume: (request) =>
+        request.key.startsWith('slow') ? new Promise(() => {}) : memory.consume(request),
+      peek: (request) => memory.peek(request),
+      refund: (request) => memory.refund(request),
+      penalize: (request) => memory.penalize(request),
+      block: (request) => memory.block(request),
+      reset: (key, policies) => memory.reset(key, policies),
+    }
+    const limiter = createLimiter({ limit: 1000, window: '1h', store: hanging, timeoutMs: 60 })
+    const started = Date.now()
+    const settledAt = (promise: Promise<unknown>): Promise<number> =>
+      promise.then(
+        () => -1,
+        () => Date.now() - started,
+      )
+    const first = settledAt(limiter.consume('slow-1'))
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    const second = settledAt(limiter.consume('slow-2'))
+    const fast = await Promise.all(Array.from({ length: 50 }, (_, i) => limiter.consume(`k${i}`)))
+    expect(fast.every((d) => d.allowed)).toBe(true)
+    const firstMs = await first
+    const secondMs = await second
+    expect(firstMs).toBeGreaterThanOrEqual(55)
+    // The second call got its own 60 ms, not what was left of the first one's.
+    expect(secondMs).toBeGreaterThanOrEqual(85)
+    expect(secondMs).toBeGreaterThan(firstMs)
+  })
 })
 
 describe('concurrency', () => {

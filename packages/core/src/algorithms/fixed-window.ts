@@ -1,5 +1,5 @@
 import type { Algorithm } from './types'
-import { rejectForever } from './types'
+import { modulo, rejectForever } from './types'
 
 /**
  * Counts requests in windows aligned to multiples of the window on the clock.
@@ -9,7 +9,7 @@ export const fixedWindow: Algorithm = {
   slots: () => 2,
 
   decide(s, b, now, policy, cost, out) {
-    const windowStart = now - (now % policy.windowMs)
+    const windowStart = now - modulo(now, policy.windowMs)
     const count = s[b] === windowStart ? s[b + 1] : 0
     const untilNextWindow = windowStart + policy.windowMs - now
     if (cost > policy.limit)
@@ -29,7 +29,7 @@ export const fixedWindow: Algorithm = {
   },
 
   apply(s, b, now, policy, cost) {
-    const windowStart = now - (now % policy.windowMs)
+    const windowStart = now - modulo(now, policy.windowMs)
     if (s[b] !== windowStart) {
       s[b] = windowStart
       s[b + 1] = 0
@@ -39,12 +39,12 @@ export const fixedWindow: Algorithm = {
 
   refund(s, b, _now, policy, cost, at) {
     // A reward (no `at`) takes from the stored window: a stale one no longer counts anyway.
-    if (at === undefined || s[b] === at - (at % policy.windowMs))
+    if (at === undefined || s[b] === at - modulo(at, policy.windowMs))
       s[b + 1] = Math.max(0, s[b + 1] - cost)
   },
 
   penalize(s, b, now, policy, cost) {
-    const windowStart = now - (now % policy.windowMs)
+    const windowStart = now - modulo(now, policy.windowMs)
     // A clock that stepped back into an older window leaves the newer count as it is.
     if (s[b] > windowStart) return
     if (s[b] !== windowStart) {

@@ -1,6 +1,7 @@
 import type { Policy } from '../policy'
 import type { Algorithm, StateVector } from './types'
 import { decideMeter, penalized } from './meter'
+import { modulo } from './types'
 
 /*
  * Generic cell rate algorithm: one theoretical arrival time (TAT) per key. A request may pass
@@ -27,7 +28,7 @@ function setTat(
     return
   }
   s[b] = now + Math.floor(backlogAfter / policy.limit)
-  s[b + 1] = backlogAfter % policy.limit
+  s[b + 1] = modulo(backlogAfter, policy.limit)
 }
 
 export const gcra: Algorithm = {

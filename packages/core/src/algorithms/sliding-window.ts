@@ -1,6 +1,6 @@
 import type { Policy } from '../policy'
 import type { Algorithm, StateVector } from './types'
-import { rejectForever } from './types'
+import { modulo, rejectForever } from './types'
 
 /*
  * The window is cut into `precision` buckets of `windowMs / precision` ms. A request at `now`
@@ -16,22 +16,55 @@ function count(s: StateVector, b: number, policy: Policy, bucket: number): numbe
   const newest = s[b]
   const ring = policy.precision + 1
   if (bucket > newest || bucket <= newest - ring || bucket < 0) return 0
-  return s[b + 1 + (bucket % ring)]
+  return s[b + 1 + modulo(bucket, ring)]
 }
 
-/** The estimate x bucket length at `now` (not floored). */
-function scaledEstimate(s: StateVector, b: number, policy: Policy, now: number): number {
-  const size = policy.windowMs / policy.precision
-  const bucket = Math.floor(now / size)
+/** Bucket length in ms (no division in the common precision 1). */
+function bucketMs(policy: Policy): number {
+  return policy.precision === 1 ? policy.windowMs : policy.windowMs / policy.precision
+}
+
+/**
+ * The ring slot of bucket `j`, given the slot of a later bucket `from` (from - ring < j <= from):
+ * stepping back from one slot avoids a division per bucket on the hot path.
+ */
+function slotBefore(fromSlot: number, from: number, j: number, ring: number): number {
+  const k = fromSlot - (from - j)
+  return k < 0 ? k + ring : k
+}
+
+/**
+ * The estimate x bucket length at `now` (not floored), `bucket` being now's bucket, not before
+ * the newest one counted.
+ */
+function scaledEstimate(
+  s: StateVector,
+  b: number,
+  policy: Policy,
+  now: number,
+  size: number,
+  bucket: number,
+): number {
+  const precision = policy.precision
+  const ring = precision + 1
+  const newest = s[b]
+  const partial = bucket - precision // counted in part; the ones after it in full
+  if (partial > newest) return 0
+  const newestSlot = modulo(newest, ring)
   let full = 0
-  for (let j = bucket - policy.precision + 1; j <= bucket; j++) full += count(s, b, policy, j)
-  const oldest = count(s, b, policy, bucket - policy.precision)
+  for (let j = Math.max(partial + 1, newest - precision, 0); j <= newest; j++) {
+    full += s[b + 1 + slotBefore(newestSlot, newest, j, ring)]
+  }
+  const oldest =
+    partial >= 0 && partial > newest - ring
+      ? s[b + 1 + slotBefore(newestSlot, newest, partial, ring)]
+      : 0
   return full * size + oldest * (size - (now - bucket * size))
 }
 
 /** ms from `now` until floor(estimate) + cost <= limit, if no other request arrives. */
 function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: number): number {
-  const size = policy.windowMs / policy.precision
+  const size = bucketMs(policy)
   const first = Math.floor(now / size)
   for (let bucket = first; bucket <= first + policy.precision + 1; bucket++) {
     let full = 0
@@ -51,11 +84,13 @@ function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: n
   return policy.windowMs // unreachable for cost <= limit: every bucket has expired by then
 }
 
-function resetAt(s: StateVector, b: number, policy: Policy): number {
+function resetAt(s: StateVector, b: number, policy: Policy, size: number): number {
   const ring = policy.precision + 1
-  const size = policy.windowMs / policy.precision
-  for (let bucket = s[b]; bucket > s[b] - ring && bucket >= 0; bucket--) {
-    if (s[b + 1 + (bucket % ring)] > 0) return (bucket + policy.precision + 1) * size
+  const newest = s[b]
+  let slot = modulo(newest, ring)
+  for (let bucket = newest; bucket > newest - ring && bucket >= 0; bucket--) {
+    if (s[b + 1 + slot] > 0) return (bucket + policy.precision + 1) * size
+    slot = slot === 0 ? ring - 1 : slot - 1
   }
   return 0
 }
@@ -64,14 +99,15 @@ export const slidingWindow: Algorithm = {
   slots: (policy) => policy.precision + 2,
 
   decide(s, b, rawNow, policy, cost, out) {
-    const size = policy.windowMs / policy.precision
+    const size = bucketMs(policy)
     // A clock that stepped back is held at the newest bucket already counted.
     const now = Math.max(rawNow, s[b] * size)
     const shift = now - rawNow
-    const estimate = scaledEstimate(s, b, policy, now)
+    const bucket = Math.floor(now / size)
+    const estimate = scaledEstimate(s, b, policy, now, size, bucket)
     const used = Math.floor(estimate / size)
     if (cost > policy.limit) {
-      const reset = resetAt(s, b, policy)
+      const reset = resetAt(s, b, policy, size)
       return rejectForever(out, policy.limit - used, reset > rawNow ? reset - rawNow : 0)
     }
     out.delayMs = 0
@@ -79,41 +115,41 @@ export const slidingWindow: Algorithm = {
       out.allowed = true
       out.remaining = policy.limit - used - cost
       out.retryAfterMs = 0
-      const newest = cost > 0 ? Math.floor(now / size) : -1
-      const reset = Math.max(
-        resetAt(s, b, policy),
-        newest >= 0 ? (newest + policy.precision + 1) * size : 0,
-      )
+      // Counting this request, the quota is whole again once its bucket has left the window,
+      // never earlier than any bucket already counted (none is newer than now's).
+      const reset = cost > 0 ? (bucket + policy.precision + 1) * size : resetAt(s, b, policy, size)
       out.resetMs = reset > rawNow ? reset - rawNow : 0
     } else {
       out.allowed = false
       out.remaining = Math.max(0, policy.limit - used)
       out.retryAfterMs = waitFor(s, b, policy, now, cost) + shift
-      out.resetMs = resetAt(s, b, policy) - rawNow
+      out.resetMs = resetAt(s, b, policy, size) - rawNow
     }
   },
 
   apply(s, b, rawNow, policy, cost) {
-    const size = policy.windowMs / policy.precision
     const ring = policy.precision + 1
-    const bucket = Math.max(Math.floor(rawNow / size), s[b])
-    if (bucket > s[b]) {
-      const stale = Math.min(bucket - s[b], ring)
-      for (let j = bucket - stale + 1; j <= bucket; j++) s[b + 1 + (j % ring)] = 0
+    const newest = s[b]
+    const bucket = Math.max(Math.floor(rawNow / bucketMs(policy)), newest)
+    const slot = modulo(bucket, ring)
+    if (bucket > newest) {
+      const stale = Math.min(bucket - newest, ring)
+      for (let j = bucket - stale + 1; j <= bucket; j++)
+        s[b + 1 + slotBefore(slot, bucket, j, ring)] = 0
       s[b] = bucket
     }
-    s[b + 1 + (bucket % ring)] += cost
+    s[b + 1 + slot] += cost
   },
 
   refund(s, b, now, policy, cost, at) {
-    const size = policy.windowMs / policy.precision
+    const size = bucketMs(policy)
     const ring = policy.precision + 1
     if (at === undefined) {
       // A reward: from the newest bucket that still counts backwards, never below zero.
       const oldest = Math.max(Math.floor(now / size) - policy.precision, s[b] - ring + 1, 0)
       let left = cost
       for (let bucket = s[b]; bucket >= oldest && left > 0; bucket--) {
-        const slot = b + 1 + (bucket % ring)
+        const slot = b + 1 + modulo(bucket, ring)
         const taken = Math.min(left, s[slot])
         s[slot] -= taken
         left -= taken
@@ -123,18 +159,18 @@ export const slidingWindow: Algorithm = {
     const bucket = Math.floor(at / size)
     const oldestCounted = Math.floor(now / size) - policy.precision
     if (bucket < oldestCounted || bucket > s[b] || bucket <= s[b] - ring) return
-    const slot = b + 1 + (bucket % ring)
+    const slot = b + 1 + modulo(bucket, ring)
     s[slot] = Math.max(0, s[slot] - cost)
   },
 
   penalize(s, b, rawNow, policy, cost) {
-    const size = policy.windowMs / policy.precision
+    const size = bucketMs(policy)
     const now = Math.max(rawNow, s[b] * size)
     // The current bucket counts in full: adding n to it raises floor(estimate) by exactly n.
-    const used = Math.floor(scaledEstimate(s, b, policy, now) / size)
+    const used = Math.floor(scaledEstimate(s, b, policy, now, size, Math.floor(now / size)) / size)
     const add = Math.min(cost, policy.limit - used)
     if (add > 0) slidingWindow.apply(s, b, rawNow, policy, add)
   },
 
-  expiresAt: (s, b, policy) => resetAt(s, b, policy),
+  expiresAt: (s, b, policy) => resetAt(s, b, policy, bucketMs(policy)),
 }

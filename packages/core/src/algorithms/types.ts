@@ -66,3 +66,12 @@ export function rejectForever(out: PolicyOutcome, remaining: number, resetMs: nu
 export function newOutcome(policy: Policy): Verdict {
   return new Verdict(policy)
 }
+
+/**
+ * `a % m` for integers 0 <= a < 2^53 and m > 0. On values past 2^31 (ms timestamps, bucket
+ * numbers) V8 compiles `%` to a call of C's fmod, about ten times slower than this; for such
+ * integers the division's floor is exact.
+ */
+export function modulo(a: number, m: number): number {
+  return a - Math.floor(a / m) * m
+}

@@ -21,14 +21,15 @@ const NONE = -1
 
 /**
  * The keys of one policy: state rows in one Float64Array (no object per key), a Map from key
- * to row, and an LRU list threaded through two Int32Arrays.
+ * to row, and an LRU list threaded through one Int32Array: a row's newer and older neighbours
+ * side by side, so touching a key reads one cache line of links rather than two.
  */
 class PolicyTable {
   readonly rows = new Map<string, number>()
   private keyOf: string[]
   private state: Float64Array
-  private newer: Int32Array
-  private older: Int32Array
+  /** links[2 * row]: the next newer row; links[2 * row + 1]: the next older row (NONE at the ends). */
+  private links: Int32Array
   private freeRows: number[] = []
   private capacity: number
   private newest = NONE
@@ -43,8 +44,7 @@ class PolicyTable {
     this.stride = stride
     this.capacity = Math.min(maxKeys, 1024)
     this.state = new Float64Array(this.capacity * stride)
-    this.newer = new Int32Array(this.capacity)
-    this.older = new Int32Array(this.capacity)
+    this.links = new Int32Array(this.capacity * 2)
     this.keyOf = new Array<string>(this.capacity)
   }
 
@@ -117,17 +117,14 @@ class PolicyTable {
     const capacity = Math.min(this.maxKeys, this.capacity * 2)
     const state = new Float64Array(capacity * this.stride)
     state.set(this.state)
-    const newer = new Int32Array(capacity)
-    newer.set(this.newer)
-    const older = new Int32Array(capacity)
-    older.set(this.older)
+    const links = new Int32Array(capacity * 2)
+    links.set(this.links)
     // Sized with the rows, so the key list does not over-allocate the way a growing array does.
     const keyOf = new Array<string>(capacity)
     for (let row = 0; row < this.capacity; row++) keyOf[row] = this.keyOf[row]
     this.keyOf = keyOf
     this.state = state
-    this.newer = newer
-    this.older = older
+    this.links = links
     this.capacity = capacity
   }
 
@@ -138,19 +135,21 @@ class PolicyTable {
   }
 
   private linkNewest(row: number): void {
-    this.older[row] = this.newest
-    this.newer[row] = NONE
-    if (this.newest !== NONE) this.newer[this.newest] = row
+    const links = this.links
+    links[2 * row + 1] = this.newest
+    links[2 * row] = NONE
+    if (this.newest !== NONE) links[2 * this.newest] = row
     this.newest = row
     if (this.oldest === NONE) this.oldest = row
   }
 
   private unlink(row: number): void {
-    const newer = this.newer[row]
-    const older = this.older[row]
-    if (newer !== NONE) this.older[newer] = older
+    const links = this.links
+    const newer = links[2 * row]
+    const older = links[2 * row + 1]
+    if (newer !== NONE) links[2 * newer + 1] = older
     else this.newest = older
-    if (older !== NONE) this.newer[older] = newer
+    if (older !== NONE) links[2 * older] = newer
     else this.oldest = newer
   }
 }
@@ -178,6 +177,8 @@ export class MemoryStore implements Store {
   private empty = new Float64Array(64)
   /** Blocked keys: key -> until (ms). Kept apart from the counters; expired entries go lazily. */
   private readonly blocks = new Map<string, number>()
+  /** What consumeNow returns for one policy, refilled on every call. */
+  private readonly single = new Array<PolicyOutcome>(1)
 
   constructor(options: MemoryStoreOptions = {}) {
     this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
@@ -187,15 +188,19 @@ export class MemoryStore implements Store {
   }
 
   consume(request: StoreRequest): Promise<StoreResult> {
-    return Promise.resolve({ outcomes: this.consumeNow(request) })
+    return Promise.resolve({ outcomes: this.consumeNow(request).slice() })
   }
 
-  /** The synchronous core of `consume`, for callers that can use the answer at once. */
+  /**
+   * The synchronous core of `consume`, for callers that can use the answer at once. The array
+   * of a single-policy call is reused by the next call (one allocation less per decision).
+   */
   consumeNow({ key, policies, cost, now, keys, maxDelayMs }: StoreRequest): PolicyOutcome[] {
     if (now > this.latestNow) this.latestNow = now
     if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blocked(key, policies, now)
     if (policies.length === 1 && keys === undefined) {
-      return [this.consumeOne(key, policies[0], cost, now, maxDelayMs)]
+      this.single[0] = this.consumeOne(key, policies[0], cost, now, maxDelayMs)
+      return this.single
     }
     const outcomes = this.decideAll(key, keys, policies, cost, now, maxDelayMs)
     if (cost === 0) return outcomes

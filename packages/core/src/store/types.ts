@@ -58,7 +58,8 @@ export interface StoreResult {
 export interface Store {
   /**
    * In-process stores may also answer synchronously (MemoryStore does): the limiter then skips
-   * a promise hop and the timeout on its hot path. Same contract as `consume`.
+   * a promise hop and the timeout on its hot path. Same contract as `consume`, except that the
+   * array returned may be reused by the store's next call: read it before calling again.
    */
   consumeNow?(request: StoreRequest): readonly PolicyOutcome[]
   /** Checks every policy and, when all admit, takes `cost` from each, atomically. */
