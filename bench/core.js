@@ -1,110 +1,184 @@
 'use strict'
 // Decisions per second (hot key, one million keys) and heap bytes per key, for every
 // algorithm on the memory store, beside rate-limiter-flexible's RateLimiterMemory in the
-// same process run. Run: node --expose-gc bench/core.js  (after npm run build)
-const { createLimiter, MemoryStore, ALGORITHMS } = require('@sluice/core')
-const { RateLimiterMemory } = require('rate-limiter-flexible')
-const { throughput, heapUsed, table, fmt, writeResult } = require('./lib')
+// same run. Run: node --expose-gc bench/core.js  (after npm run build)
+//
+// Each variant is measured in a fresh child process (one at a time, rounds interleaved), so
+// that no variant runs on code the JIT shaped for another, or on a heap another left behind.
+const { spawnSync } = require('node:child_process')
+const { table, fmt, writeResult } = require('./lib')
 
-const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 1_000_000)
+const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 2_000_000)
 const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000)
+const ROUNDS = Number(process.env.BENCH_CORE_ROUNDS ?? 3)
 const IN_FLIGHT = 100
 const BIG = 100_000_000 // never limited: both libraries take the admit path
+const PEER = 'rate-limiter-flexible (RateLimiterMemory)'
 
-function sluice(algorithm) {
-  const store = new MemoryStore({ maxKeys: KEYS })
-  const limit = algorithm === 'sliding-log' ? 10 : BIG
-  return { limiter: createLimiter({ algorithm, limit, window: '1h', store }), store }
-}
-
-function flexible() {
-  // RateLimiterMemory rejects its promise when limited; at this limit it never is.
-  return new RateLimiterMemory({ points: BIG, duration: 3600 })
-}
-
-async function measure(name, makeConsume) {
-  let consume = makeConsume()
-  const hot = await throughput(() => consume('hot'), HOT_OPS, IN_FLIGHT)
-  consume = makeConsume()
-  const before = heapUsed()
-  const insert = await throughput((i) => consume(`user:${i}`), KEYS, IN_FLIGHT)
-  const bytes = (heapUsed() - before) / KEYS
-  const update = await throughput((i) => consume(`user:${i}`), KEYS, IN_FLIGHT)
-  consume = null
-  return { name, hot, insert, update, bytes }
-}
-
-async function main() {
-  if (!globalThis.gc) console.warn('run with --expose-gc for stable memory figures')
-  const results = []
-  const peer = await measure('rate-limiter-flexible (RateLimiterMemory)', () => {
-    const rl = flexible()
+/** name -> () => consume(key): a fresh limiter per call. */
+function variants() {
+  const { createLimiter, MemoryStore, ALGORITHMS } = require('@sluice/core')
+  const { RateLimiterMemory } = require('rate-limiter-flexible')
+  const sluice = (algorithm, limit) => {
+    const limiter = createLimiter({
+      algorithm,
+      limit,
+      window: '1h',
+      store: new MemoryStore({ maxKeys: KEYS }),
+    })
+    return (key) => limiter.consume(key)
+  }
+  const all = new Map()
+  all.set(PEER, () => {
+    // RateLimiterMemory rejects its promise when limited; at this limit it never is.
+    const rl = new RateLimiterMemory({ points: BIG, duration: 3600 })
     return (key) => rl.consume(key)
   })
   for (const algorithm of ALGORITHMS) {
-    if (algorithm === 'sliding-log') continue // memory grows with the limit; measured below at limit 10
-    results.push(
-      await measure(`sluice ${algorithm}`, () => {
-        const { limiter } = sluice(algorithm)
-        return (key) => limiter.consume(key)
-      }),
-    )
+    // sliding-log keeps a timestamp per admitted request, so it runs at limit 10, and its hot
+    // key is spread over 10,000 keys (one key admits only 10).
+    if (algorithm === 'sliding-log') continue
+    all.set(`sluice ${algorithm}`, () => sluice(algorithm, BIG))
   }
-  results.push(
-    await measure('sluice sliding-log (limit 10)', () => {
-      const { limiter } = sluice('sliding-log')
-      let i = 0
-      return (key) => limiter.consume(key === 'hot' ? `hot${i++ % 10_000}` : key)
-    }),
-  )
-  const rows = [peer, ...results].map((r) => [
-    r.name,
-    fmt(r.hot),
-    `${(r.hot / peer.hot).toFixed(2)}x`,
-    fmt(r.insert),
-    fmt(r.update),
-    `${(r.update / peer.update).toFixed(2)}x`,
-    r.bytes.toFixed(0),
-    `${(r.bytes / peer.bytes).toFixed(2)}x`,
-  ])
+  all.set('sluice sliding-log (limit 10)', () => {
+    const consume = sluice('sliding-log', 10)
+    let i = 0
+    return (key) => consume(key === 'hot' ? `hot${i++ % 10_000}` : key)
+  })
+  return all
+}
+
+/**
+ * Decisions per second of `task(i)`, `total` times: `inFlight` calls back to back, as that many
+ * concurrent requests would make them, then an await of the last one. Both libraries decide
+ * inside the call and settle their promises in call order, so every decision is made and
+ * settled by then; awaiting each one as well would add the same cost to both and measure
+ * the harness more than the limiters.
+ */
+async function decisionsPerSecond(task, total) {
+  const start = process.hrtime.bigint()
+  let last
+  for (let done = 0; done < total; done += IN_FLIGHT) {
+    for (let i = 0; i < IN_FLIGHT; i++) last = task(done + i)
+    await last
+  }
+  return total / (Number(process.hrtime.bigint() - start) / 1e9)
+}
+
+function heapUsed() {
+  globalThis.gc?.()
+  globalThis.gc?.()
+  const { heapUsed, arrayBuffers } = process.memoryUsage()
+  return heapUsed + arrayBuffers
+}
+
+/** One variant, in this (child) process: prints its figures as one JSON line. */
+async function measureVariant(name) {
+  const make = variants().get(name)
+  if (!make) throw new Error(`no variant named ${name}`)
+  // Warm up on keys of their own, so the JIT has seen the code before the clock runs.
+  let consume = make()
+  await decisionsPerSecond((i) => consume(`warm:${i % 1000}`), 200_000)
+  consume = make()
+  const hot = await decisionsPerSecond(() => consume('hot'), HOT_OPS)
+  consume = make()
+  const before = heapUsed()
+  // Keys are built per call, as a server builds them per request.
+  const insert = await decisionsPerSecond((i) => consume(`user:${i}`), KEYS)
+  const bytesPerKey = (heapUsed() - before) / KEYS
+  const update = await decisionsPerSecond((i) => consume(`user:${i}`), KEYS)
+  process.stdout.write(JSON.stringify({ name, hot, insert, update, bytesPerKey }) + '\n')
+}
+
+function runVariant(name) {
+  const result = spawnSync(process.execPath, ['--expose-gc', __filename, '--variant', name], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  if (result.status !== 0) throw new Error(`variant ${name} failed (exit ${result.status})`)
+  return JSON.parse(result.stdout.trim().split('\n').pop())
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+function main() {
+  const names = [...variants().keys()]
+  const runs = new Map(names.map((n) => [n, []]))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      const r = runVariant(name)
+      runs.get(name).push(r)
+      console.error(
+        `round ${round + 1}/${ROUNDS} ${name}: hot ${fmt(r.hot)}/s, update ${fmt(r.update)}/s`,
+      )
+    }
+  }
+  const rows = names.map((name) => {
+    const rs = runs.get(name)
+    const pick = (k) => median(rs.map((r) => r[k]))
+    return {
+      name,
+      peer: name === PEER,
+      hot: pick('hot'),
+      insert: pick('insert'),
+      update: pick('update'),
+      bytesPerKey: pick('bytesPerKey'),
+    }
+  })
+  const peer = rows.find((r) => r.peer)
   const body = table(
     [
       'limiter',
       'hot key ops/s',
       'vs peer',
       `${fmt(KEYS)} keys: insert ops/s`,
+      'vs peer',
       'update ops/s',
       'vs peer',
       'heap B/key',
       'vs peer',
     ],
-    rows,
+    rows.map((r) => [
+      r.name,
+      fmt(r.hot),
+      `${(r.hot / peer.hot).toFixed(2)}x`,
+      fmt(r.insert),
+      `${(r.insert / peer.insert).toFixed(2)}x`,
+      fmt(r.update),
+      `${(r.update / peer.update).toFixed(2)}x`,
+      r.bytesPerKey.toFixed(0),
+      `${(r.bytesPerKey / peer.bytesPerKey).toFixed(2)}x`,
+    ]),
   )
-  const note = `\n\n${fmt(HOT_OPS)} decisions on one hot key and ${fmt(KEYS)} distinct keys (first touch, then a second pass), ${IN_FLIGHT} in flight, limits high enough that every request is admitted. sliding-log's hot-key row spreads over 10,000 keys because one key admits only 10.`
+  const note = [
+    '',
+    '',
+    `${fmt(HOT_OPS)} decisions on one hot key, then ${fmt(KEYS)} distinct keys (\`user:<i>\`, built per call: first touch, then a second pass); every request admitted (limits never reached). Medians of ${ROUNDS} rounds; every variant runs in a fresh process, one at a time.`,
+    `Decisions are made ${IN_FLIGHT} at a time, as concurrent requests make them, and the last promise of each ${IN_FLIGHT} is awaited: both libraries decide synchronously inside the call, so every decision is made and settled by then, and the figure is the limiter's cost rather than the harness's.`,
+    'sliding-log keeps one timestamp per admitted request: it runs at limit 10, and its hot-key row spreads over 10,000 keys because one key admits only 10.',
+  ].join('\n')
   console.log(
     writeResult(
       'core',
       'Decisions per second and memory per key (memory store)',
       body + note,
       ['@sluice/core', 'rate-limiter-flexible'],
-      {
-        hotOps: HOT_OPS,
-        keys: KEYS,
-        inFlight: IN_FLIGHT,
-        rows: [peer, ...results].map((r) => ({
-          name: r.name,
-          peer: r === peer,
-          hot: r.hot,
-          insert: r.insert,
-          update: r.update,
-          bytesPerKey: r.bytes,
-        })),
-      },
+      { hotOps: HOT_OPS, keys: KEYS, inFlight: IN_FLIGHT, rounds: ROUNDS, rows },
     ),
   )
 }
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+const variantAt = process.argv.indexOf('--variant')
+if (variantAt > 0) {
+  measureVariant(process.argv[variantAt + 1]).catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
+} else {
+  if (!globalThis.gc) console.warn('run with --expose-gc for stable memory figures')
+  main()
+}

@@ -659,6 +659,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   const consumeNow = store.consumeNow?.bind(store)
+  /** The embedded store, called directly for a single limit (no request object, no array). */
+  const memoryStore = store instanceof MemoryStore ? store : undefined
   const syncRequest: { key: string; policies: readonly Policy[]; cost: number; now: number } = {
     key: '',
     policies,
@@ -674,20 +676,30 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (typeof key !== 'string') return decide(key, cost, false) // reports the bad key
     const applied = pickPolicies()
     const started = onDecision === undefined ? 0 : performance.now()
-    let outcomes: readonly PolicyOutcome[]
+    let decision: Decision
     try {
-      // consumeNow runs to completion before anything else can call it: one request object serves.
-      syncRequest.key = prefix === '' ? key : prefix + key
-      syncRequest.policies = applied
-      syncRequest.cost = cost
-      syncRequest.now = clock()
-      outcomes = (consumeNow as NonNullable<typeof consumeNow>)(syncRequest)
+      const now = clock()
+      const storeKey = prefix === '' ? key : prefix + key
+      if (memoryStore !== undefined && applied === policies && policies.length === 1) {
+        decision = singleDecision(
+          policies[0],
+          memoryStore.consumeOneNow(storeKey, policies[0], cost, now),
+          now,
+        )
+      } else {
+        // consumeNow runs to completion before anything else can call it: one request object serves.
+        syncRequest.key = storeKey
+        syncRequest.policies = applied
+        syncRequest.cost = cost
+        syncRequest.now = now
+        const outcomes = (consumeNow as NonNullable<typeof consumeNow>)(syncRequest)
+        decision = combineOutcomes(policies, applied, outcomes, cost, now)
+      }
     } catch (error) {
       if (!observed) return answerStoreError(error, key, cost)
       const latency = onDecision === undefined ? 0 : performance.now() - started
       return observeStoreError(error, key, cost, latency)
     }
-    const decision = combineOutcomes(policies, applied, outcomes, cost, syncRequest.now)
     if (!observed) return decision
     const latency = onDecision === undefined ? 0 : performance.now() - started
     return observe(key, cost, decision, latency, undefined)

@@ -232,12 +232,12 @@ describe('argument checks', () => {
 describe('the consume hot path', () => {
   test('a single policy on a MemoryStore returns the store Verdict itself', async () => {
     const store = new MemoryStore()
-    const consumeNow = jest.spyOn(store, 'consumeNow')
+    const consumeOneNow = jest.spyOn(store, 'consumeOneNow')
     const consume = jest.spyOn(store, 'consume')
     const limiter = createLimiter({ limit: 5, window: 1000, store })
     const decision = await limiter.consume('k')
     expect(decision).toBeInstanceOf(Verdict)
-    expect(decision).toBe(consumeNow.mock.results[0].value[0])
+    expect(decision).toBe(consumeOneNow.mock.results[0].value)
     expect(consume).not.toHaveBeenCalled()
   })
 })

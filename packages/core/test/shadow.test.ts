@@ -279,11 +279,11 @@ describe('without shadow mode or a hook the hot path is unchanged', () => {
   test("a single-policy memory decision is the store's own Verdict object", async () => {
     const store = new MemoryStore()
     const seen: unknown[] = []
-    const consumeNow = store.consumeNow.bind(store)
-    store.consumeNow = (request) => {
-      const outcomes = consumeNow(request)
-      seen.push(outcomes[0])
-      return outcomes
+    const consumeOneNow = store.consumeOneNow.bind(store)
+    store.consumeOneNow = (...args) => {
+      const outcome = consumeOneNow(...args)
+      seen.push(outcome)
+      return outcome
     }
     const limiter = createLimiter({ limit: 2, window: 1000, store })
     const decision = await limiter.consume('k')

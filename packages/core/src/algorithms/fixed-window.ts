@@ -1,5 +1,5 @@
 import type { Algorithm } from './types'
-import { modulo, rejectForever } from './types'
+import { modulo, rejectForever, windowIndex } from './types'
 
 /**
  * Counts requests in windows aligned to multiples of the window on the clock.
@@ -9,7 +9,7 @@ export const fixedWindow: Algorithm = {
   slots: () => 2,
 
   decide(s, b, now, policy, cost, out) {
-    const windowStart = now - modulo(now, policy.windowMs)
+    const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
     const count = s[b] === windowStart ? s[b + 1] : 0
     const untilNextWindow = windowStart + policy.windowMs - now
     if (cost > policy.limit)
@@ -29,7 +29,7 @@ export const fixedWindow: Algorithm = {
   },
 
   apply(s, b, now, policy, cost) {
-    const windowStart = now - modulo(now, policy.windowMs)
+    const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
     if (s[b] !== windowStart) {
       s[b] = windowStart
       s[b + 1] = 0
@@ -44,7 +44,7 @@ export const fixedWindow: Algorithm = {
   },
 
   penalize(s, b, now, policy, cost) {
-    const windowStart = now - modulo(now, policy.windowMs)
+    const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
     // A clock that stepped back into an older window leaves the newer count as it is.
     if (s[b] > windowStart) return
     if (s[b] !== windowStart) {

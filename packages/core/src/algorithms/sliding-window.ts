@@ -1,6 +1,6 @@
 import type { Policy } from '../policy'
 import type { Algorithm, StateVector } from './types'
-import { modulo, rejectForever } from './types'
+import { modulo, rejectForever, windowIndex } from './types'
 
 /*
  * The window is cut into `precision` buckets of `windowMs / precision` ms. A request at `now`
@@ -16,7 +16,16 @@ function count(s: StateVector, b: number, policy: Policy, bucket: number): numbe
   const newest = s[b]
   const ring = policy.precision + 1
   if (bucket > newest || bucket <= newest - ring || bucket < 0) return 0
-  return s[b + 1 + modulo(bucket, ring)]
+  return s[b + 1 + ringSlot(bucket, ring)]
+}
+
+/**
+ * bucket mod ring. Bucket numbers stay below 2^31 for buckets of a second or more: V8 then
+ * divides in integers, cheaper than the division modulo() needs for larger ones.
+ */
+function ringSlot(bucket: number, ring: number): number {
+  if (bucket > 0x7fffffff) return modulo(bucket, ring)
+  return ring === 2 ? bucket & 1 : (bucket | 0) % ring
 }
 
 /** Bucket length in ms (no division in the common precision 1). */
@@ -48,9 +57,18 @@ function scaledEstimate(
   const precision = policy.precision
   const ring = precision + 1
   const newest = s[b]
+  if (precision === 1) {
+    // The classic two counters: now's bucket in full, the one before it in part.
+    if (bucket > newest + 1) return 0
+    const newestCount = s[b + 1 + ringSlot(newest, 2)]
+    const elapsed = now - bucket * size
+    if (bucket > newest) return newestCount * (size - elapsed)
+    const before = newest > 0 ? s[b + 1 + ringSlot(newest - 1, 2)] : 0
+    return newestCount * size + before * (size - elapsed)
+  }
   const partial = bucket - precision // counted in part; the ones after it in full
   if (partial > newest) return 0
-  const newestSlot = modulo(newest, ring)
+  const newestSlot = ringSlot(newest, ring)
   let full = 0
   for (let j = Math.max(partial + 1, newest - precision, 0); j <= newest; j++) {
     full += s[b + 1 + slotBefore(newestSlot, newest, j, ring)]
@@ -65,7 +83,7 @@ function scaledEstimate(
 /** ms from `now` until floor(estimate) + cost <= limit, if no other request arrives. */
 function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: number): number {
   const size = bucketMs(policy)
-  const first = Math.floor(now / size)
+  const first = windowIndex(now, size)
   for (let bucket = first; bucket <= first + policy.precision + 1; bucket++) {
     let full = 0
     for (let j = bucket - policy.precision + 1; j <= bucket; j++) full += count(s, b, policy, j)
@@ -87,7 +105,7 @@ function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: n
 function resetAt(s: StateVector, b: number, policy: Policy, size: number): number {
   const ring = policy.precision + 1
   const newest = s[b]
-  let slot = modulo(newest, ring)
+  let slot = ringSlot(newest, ring)
   for (let bucket = newest; bucket > newest - ring && bucket >= 0; bucket--) {
     if (s[b + 1 + slot] > 0) return (bucket + policy.precision + 1) * size
     slot = slot === 0 ? ring - 1 : slot - 1
@@ -103,7 +121,7 @@ export const slidingWindow: Algorithm = {
     // A clock that stepped back is held at the newest bucket already counted.
     const now = Math.max(rawNow, s[b] * size)
     const shift = now - rawNow
-    const bucket = Math.floor(now / size)
+    const bucket = windowIndex(now, size)
     const estimate = scaledEstimate(s, b, policy, now, size, bucket)
     const used = Math.floor(estimate / size)
     if (cost > policy.limit) {
@@ -130,8 +148,8 @@ export const slidingWindow: Algorithm = {
   apply(s, b, rawNow, policy, cost) {
     const ring = policy.precision + 1
     const newest = s[b]
-    const bucket = Math.max(Math.floor(rawNow / bucketMs(policy)), newest)
-    const slot = modulo(bucket, ring)
+    const bucket = Math.max(windowIndex(rawNow, bucketMs(policy)), newest)
+    const slot = ringSlot(bucket, ring)
     if (bucket > newest) {
       const stale = Math.min(bucket - newest, ring)
       for (let j = bucket - stale + 1; j <= bucket; j++)
@@ -146,10 +164,10 @@ export const slidingWindow: Algorithm = {
     const ring = policy.precision + 1
     if (at === undefined) {
       // A reward: from the newest bucket that still counts backwards, never below zero.
-      const oldest = Math.max(Math.floor(now / size) - policy.precision, s[b] - ring + 1, 0)
+      const oldest = Math.max(windowIndex(now, size) - policy.precision, s[b] - ring + 1, 0)
       let left = cost
       for (let bucket = s[b]; bucket >= oldest && left > 0; bucket--) {
-        const slot = b + 1 + modulo(bucket, ring)
+        const slot = b + 1 + ringSlot(bucket, ring)
         const taken = Math.min(left, s[slot])
         s[slot] -= taken
         left -= taken
@@ -157,9 +175,9 @@ export const slidingWindow: Algorithm = {
       return
     }
     const bucket = Math.floor(at / size)
-    const oldestCounted = Math.floor(now / size) - policy.precision
+    const oldestCounted = windowIndex(now, size) - policy.precision
     if (bucket < oldestCounted || bucket > s[b] || bucket <= s[b] - ring) return
-    const slot = b + 1 + modulo(bucket, ring)
+    const slot = b + 1 + ringSlot(bucket, ring)
     s[slot] = Math.max(0, s[slot] - cost)
   },
 
@@ -167,7 +185,7 @@ export const slidingWindow: Algorithm = {
     const size = bucketMs(policy)
     const now = Math.max(rawNow, s[b] * size)
     // The current bucket counts in full: adding n to it raises floor(estimate) by exactly n.
-    const used = Math.floor(scaledEstimate(s, b, policy, now, size, Math.floor(now / size)) / size)
+    const used = Math.floor(scaledEstimate(s, b, policy, now, size, windowIndex(now, size)) / size)
     const add = Math.min(cost, policy.limit - used)
     if (add > 0) slidingWindow.apply(s, b, rawNow, policy, add)
   },

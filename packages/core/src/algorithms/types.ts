@@ -75,3 +75,21 @@ export function newOutcome(policy: Policy): Verdict {
 export function modulo(a: number, m: number): number {
   return a - Math.floor(a / m) * m
 }
+
+let lastDividend = NaN
+let lastDivisor = NaN
+let lastQuotient = 0
+
+/**
+ * floor(now / size): which window or bucket `now` falls in. Decisions of one turn share one
+ * `now` (turnClock) and most share a window, so the last answer is kept: decide and apply, and
+ * every key decided in that turn, then skip the division.
+ */
+export function windowIndex(now: number, size: number): number {
+  if (now !== lastDividend || size !== lastDivisor) {
+    lastDividend = now
+    lastDivisor = size
+    lastQuotient = Math.floor(now / size)
+  }
+  return lastQuotient
+}

@@ -20,31 +20,34 @@ export interface MemoryStoreOptions {
 const NONE = -1
 
 /**
- * The keys of one policy: state rows in one Float64Array (no object per key), a Map from key
- * to row, and an LRU list threaded through one Int32Array: a row's newer and older neighbours
- * side by side, so touching a key reads one cache line of links rather than two.
+ * The keys of one policy in one buffer, no object per key: row `r` holds the state's slots as
+ * doubles, then its LRU links as two int32 (the next newer and the next older row, NONE at the
+ * ends) in the last double's place. A key's state and links share a cache line or two, so a
+ * decision on a cold key waits for memory once there rather than once per array.
  */
 class PolicyTable {
   readonly rows = new Map<string, number>()
   private keyOf: string[]
-  private state: Float64Array
-  /** links[2 * row]: the next newer row; links[2 * row + 1]: the next older row (NONE at the ends). */
-  private links: Int32Array
+  private state!: Float64Array
+  private links!: Int32Array
   private freeRows: number[] = []
   private capacity: number
   private newest = NONE
   private oldest = NONE
+  /** State slots per row. */
+  slots: number
+  /** Doubles per row: the slots, then the links. */
   stride: number
 
   constructor(
     readonly algorithm: Algorithm,
-    stride: number,
+    slots: number,
     private readonly maxKeys: number,
   ) {
-    this.stride = stride
+    this.slots = slots
+    this.stride = slots + 1
     this.capacity = Math.min(maxKeys, 1024)
-    this.state = new Float64Array(this.capacity * stride)
-    this.links = new Int32Array(this.capacity * 2)
+    this.allocate(new ArrayBuffer(this.capacity * this.stride * 8))
     this.keyOf = new Array<string>(this.capacity)
   }
 
@@ -52,13 +55,30 @@ class PolicyTable {
     return this.state
   }
 
+  private allocate(buffer: ArrayBuffer): void {
+    this.state = new Float64Array(buffer)
+    this.links = new Int32Array(buffer)
+  }
+
+  /** Where row's newer link is (its older one follows), in int32 units. */
+  private link(row: number): number {
+    return (row * this.stride + this.slots) * 2
+  }
+
   /** Sliding-log state grows with the limit; a soft or elastic allowance may need wider rows. */
-  widen(stride: number): void {
-    const wider = new Float64Array(this.capacity * stride)
+  widen(slots: number): void {
+    const stride = slots + 1
+    const buffer = new ArrayBuffer(this.capacity * stride * 8)
+    const bytes = new Uint8Array(buffer)
+    const old = new Uint8Array(this.state.buffer)
     for (let row = 0; row < this.capacity; row++) {
-      wider.set(this.state.subarray(row * this.stride, (row + 1) * this.stride), row * stride)
+      const from = row * this.stride * 8
+      const to = row * stride * 8
+      bytes.set(old.subarray(from, from + this.slots * 8), to) // the state; new slots stay 0
+      bytes.set(old.subarray(from + this.slots * 8, from + this.stride * 8), to + slots * 8) // links
     }
-    this.state = wider
+    this.allocate(buffer)
+    this.slots = slots
     this.stride = stride
   }
 
@@ -85,7 +105,7 @@ class PolicyTable {
       this.unlink(row)
       this.rows.delete(this.keyOf[row])
     }
-    this.state.fill(0, row * this.stride, (row + 1) * this.stride)
+    this.state.fill(0, row * this.stride, row * this.stride + this.slots)
     this.keyOf[row] = key
     this.rows.set(key, row)
     this.linkNewest(row)
@@ -115,16 +135,14 @@ class PolicyTable {
 
   private grow(): void {
     const capacity = Math.min(this.maxKeys, this.capacity * 2)
-    const state = new Float64Array(capacity * this.stride)
-    state.set(this.state)
-    const links = new Int32Array(capacity * 2)
-    links.set(this.links)
+    const buffer = new ArrayBuffer(capacity * this.stride * 8)
+    // Bytes, not doubles: the links' bit patterns must come through unchanged.
+    new Uint8Array(buffer).set(new Uint8Array(this.state.buffer))
     // Sized with the rows, so the key list does not over-allocate the way a growing array does.
     const keyOf = new Array<string>(capacity)
     for (let row = 0; row < this.capacity; row++) keyOf[row] = this.keyOf[row]
     this.keyOf = keyOf
-    this.state = state
-    this.links = links
+    this.allocate(buffer)
     this.capacity = capacity
   }
 
@@ -136,20 +154,22 @@ class PolicyTable {
 
   private linkNewest(row: number): void {
     const links = this.links
-    links[2 * row + 1] = this.newest
-    links[2 * row] = NONE
-    if (this.newest !== NONE) links[2 * this.newest] = row
+    const at = this.link(row)
+    links[at] = NONE
+    links[at + 1] = this.newest
+    if (this.newest !== NONE) links[this.link(this.newest)] = row
     this.newest = row
     if (this.oldest === NONE) this.oldest = row
   }
 
   private unlink(row: number): void {
     const links = this.links
-    const newer = links[2 * row]
-    const older = links[2 * row + 1]
-    if (newer !== NONE) links[2 * newer + 1] = older
+    const at = this.link(row)
+    const newer = links[at]
+    const older = links[at + 1]
+    if (newer !== NONE) links[this.link(newer) + 1] = older
     else this.newest = older
-    if (older !== NONE) links[2 * older] = newer
+    if (older !== NONE) links[this.link(older)] = newer
     else this.oldest = newer
   }
 }
@@ -215,6 +235,16 @@ export class MemoryStore implements Store {
     return outcomes
   }
 
+  /**
+   * consumeNow for one policy without rule keys, and without a request object or an array:
+   * the limiter's hot path. Internal: not part of the Store contract.
+   */
+  consumeOneNow(key: string, policy: Policy, cost: number, now: number): PolicyOutcome {
+    if (now > this.latestNow) this.latestNow = now
+    if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blocked(key, [policy], now)[0]
+    return this.consumeOne(key, policy, cost, now, undefined)
+  }
+
   /** One policy, one Map lookup: the common case. */
   private consumeOne(
     key: string,
@@ -228,7 +258,7 @@ export class MemoryStore implements Store {
     const out = newOutcome(policy)
     let row = table.find(key)
     if (row === NONE) {
-      if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
+      if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
       algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
       if (!out.allowed || cost === 0) return out
       row = table.insert(key)
@@ -318,7 +348,7 @@ export class MemoryStore implements Store {
       const row = table.find(stateKey(key, keys, i))
       const out = newOutcome(policy)
       if (row === NONE) {
-        if (this.empty.length < table.stride) this.empty = new Float64Array(table.stride)
+        if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
         table.algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
       } else {
         const base = row * table.stride
@@ -360,7 +390,7 @@ export class MemoryStore implements Store {
     if (table === undefined) {
       table = new PolicyTable(algorithm, algorithm.slots(policy), this.maxKeys)
       this.tables.set(policy.id, table)
-    } else if (table.stride < algorithm.slots(policy)) {
+    } else if (table.slots < algorithm.slots(policy)) {
       table.widen(algorithm.slots(policy))
     }
     table.policyForSweep = policy
