@@ -51,17 +51,28 @@ export interface ShadowDecision {
  * which would otherwise be circular).
  */
 export class Verdict implements Decision, PolicyDecision {
-  allowed = false
-  remaining = 0
-  resetMs = 0
-  retryAfterMs = 0
-  delayMs = 0
-  degraded = false
-  at = 0
-  readonly limit: number
+  // Declared, then set in the constructor: one allocation per decision, and native class
+  // fields would add an initializer call to each.
+  declare allowed: boolean
+  declare remaining: number
+  declare resetMs: number
+  declare retryAfterMs: number
+  declare delayMs: number
+  declare degraded: boolean
+  declare at: number
+  declare readonly limit: number
+  declare readonly policy: Policy
 
-  constructor(readonly policy: Policy) {
+  constructor(policy: Policy) {
+    this.policy = policy
     this.limit = policy.limit
+    this.allowed = false
+    this.remaining = 0
+    this.resetMs = 0
+    this.retryAfterMs = 0
+    this.delayMs = 0
+    this.degraded = false
+    this.at = 0
   }
 
   get policies(): readonly PolicyDecision[] {

@@ -39,6 +39,29 @@ export function decideMeter(
 ): void {
   const capacity = policy.burst * policy.windowMs
   const need = cost * policy.windowMs
+  if (backlog + need <= capacity && (maxDelayMs <= 0 || cost === 0)) {
+    out.allowed = true
+    out.remaining = Math.floor((capacity - backlog - need) / policy.windowMs)
+    out.resetMs = Math.ceil((backlog + need) / policy.limit)
+    out.retryAfterMs = 0
+    // Units ahead of this one leave first, one every windowMs / limit ms.
+    out.delayMs = shaping && cost > 0 ? Math.ceil(backlog / policy.limit) : 0
+    return
+  }
+  decideMeterRest(backlog, policy, cost, out, shaping, maxDelayMs, capacity, need)
+}
+
+/** decideMeter past its common case, a plain request that fits (kept apart to keep that small). */
+function decideMeterRest(
+  backlog: number,
+  policy: Policy,
+  cost: number,
+  out: PolicyOutcome,
+  shaping: boolean,
+  maxDelayMs: number,
+  capacity: number,
+  need: number,
+): void {
   if (cost > policy.burst) {
     return rejectForever(
       out,
@@ -66,20 +89,11 @@ export function decideMeter(
     }
     return
   }
-  if (backlog + need <= capacity) {
-    out.allowed = true
-    out.remaining = Math.floor((capacity - backlog - need) / policy.windowMs)
-    out.resetMs = Math.ceil((backlog + need) / policy.limit)
-    out.retryAfterMs = 0
-    // Units ahead of this one leave first, one every windowMs / limit ms.
-    out.delayMs = shaping && cost > 0 ? Math.ceil(backlog / policy.limit) : 0
-  } else {
-    out.allowed = false
-    out.remaining = Math.max(0, Math.floor((capacity - backlog) / policy.windowMs))
-    out.resetMs = Math.ceil(backlog / policy.limit)
-    out.retryAfterMs = Math.ceil((backlog + need - capacity) / policy.limit)
-    out.delayMs = 0
-  }
+  out.allowed = false
+  out.remaining = Math.max(0, Math.floor((capacity - backlog) / policy.windowMs))
+  out.resetMs = Math.ceil(backlog / policy.limit)
+  out.retryAfterMs = Math.ceil((backlog + need - capacity) / policy.limit)
+  out.delayMs = 0
 }
 
 /** Backlog left at `now` from `level` recorded at `last`. */

@@ -1,4 +1,4 @@
-import type { Policy } from '../policy'
+import type { Policy, PolicyOutcome } from '../policy'
 import type { Algorithm, StateVector } from './types'
 import { modulo, rejectForever, windowIndex } from './types'
 
@@ -54,18 +54,29 @@ function scaledEstimate(
   size: number,
   bucket: number,
 ): number {
+  if (policy.precision !== 1) return scaledRingEstimate(s, b, policy, now, size, bucket)
+  // The classic two counters: now's bucket in full, the one before it in part.
+  const newest = s[b]
+  if (bucket > newest + 1) return 0
+  const newestCount = s[b + 1 + ringSlot(newest, 2)]
+  const elapsed = now - bucket * size
+  if (bucket > newest) return newestCount * (size - elapsed)
+  const before = newest > 0 ? s[b + 1 + ringSlot(newest - 1, 2)] : 0
+  return newestCount * size + before * (size - elapsed)
+}
+
+/** scaledEstimate over `precision` buckets (kept apart so the common case stays small). */
+function scaledRingEstimate(
+  s: StateVector,
+  b: number,
+  policy: Policy,
+  now: number,
+  size: number,
+  bucket: number,
+): number {
   const precision = policy.precision
   const ring = precision + 1
   const newest = s[b]
-  if (precision === 1) {
-    // The classic two counters: now's bucket in full, the one before it in part.
-    if (bucket > newest + 1) return 0
-    const newestCount = s[b + 1 + ringSlot(newest, 2)]
-    const elapsed = now - bucket * size
-    if (bucket > newest) return newestCount * (size - elapsed)
-    const before = newest > 0 ? s[b + 1 + ringSlot(newest - 1, 2)] : 0
-    return newestCount * size + before * (size - elapsed)
-  }
   const partial = bucket - precision // counted in part; the ones after it in full
   if (partial > newest) return 0
   const newestSlot = ringSlot(newest, ring)
@@ -113,6 +124,29 @@ function resetAt(s: StateVector, b: number, policy: Policy, size: number): numbe
   return 0
 }
 
+/** decide's answer to a request that does not fit (kept apart so the admit path stays small). */
+function refuse(
+  s: StateVector,
+  b: number,
+  rawNow: number,
+  now: number,
+  policy: Policy,
+  cost: number,
+  out: PolicyOutcome,
+  used: number,
+  size: number,
+): void {
+  if (cost > policy.limit) {
+    const reset = resetAt(s, b, policy, size)
+    return rejectForever(out, policy.limit - used, reset > rawNow ? reset - rawNow : 0)
+  }
+  out.allowed = false
+  out.delayMs = 0
+  out.remaining = Math.max(0, policy.limit - used)
+  out.retryAfterMs = waitFor(s, b, policy, now, cost) + (now - rawNow)
+  out.resetMs = resetAt(s, b, policy, size) - rawNow
+}
+
 export const slidingWindow: Algorithm = {
   slots: (policy) => policy.precision + 2,
 
@@ -120,29 +154,19 @@ export const slidingWindow: Algorithm = {
     const size = bucketMs(policy)
     // A clock that stepped back is held at the newest bucket already counted.
     const now = Math.max(rawNow, s[b] * size)
-    const shift = now - rawNow
     const bucket = windowIndex(now, size)
-    const estimate = scaledEstimate(s, b, policy, now, size, bucket)
-    const used = Math.floor(estimate / size)
-    if (cost > policy.limit) {
-      const reset = resetAt(s, b, policy, size)
-      return rejectForever(out, policy.limit - used, reset > rawNow ? reset - rawNow : 0)
+    const used = Math.floor(scaledEstimate(s, b, policy, now, size, bucket) / size)
+    if (cost > policy.limit || used + cost > policy.limit) {
+      return refuse(s, b, rawNow, now, policy, cost, out, used, size)
     }
+    out.allowed = true
+    out.remaining = policy.limit - used - cost
+    out.retryAfterMs = 0
     out.delayMs = 0
-    if (used + cost <= policy.limit) {
-      out.allowed = true
-      out.remaining = policy.limit - used - cost
-      out.retryAfterMs = 0
-      // Counting this request, the quota is whole again once its bucket has left the window,
-      // never earlier than any bucket already counted (none is newer than now's).
-      const reset = cost > 0 ? (bucket + policy.precision + 1) * size : resetAt(s, b, policy, size)
-      out.resetMs = reset > rawNow ? reset - rawNow : 0
-    } else {
-      out.allowed = false
-      out.remaining = Math.max(0, policy.limit - used)
-      out.retryAfterMs = waitFor(s, b, policy, now, cost) + shift
-      out.resetMs = resetAt(s, b, policy, size) - rawNow
-    }
+    // Counting this request, the quota is whole again once its bucket has left the window,
+    // never earlier than any bucket already counted (none is newer than now's).
+    const reset = cost > 0 ? (bucket + policy.precision + 1) * size : resetAt(s, b, policy, size)
+    out.resetMs = reset > rawNow ? reset - rawNow : 0
   },
 
   apply(s, b, rawNow, policy, cost) {
