@@ -10,8 +10,8 @@ import { algorithms, type Policy, type PolicyOutcome } from '@sluice/core'
  *   token-bucket share decideMeter without shaping, leaky-bucket with it.
  * - fixed-window: the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
- * - sliding-window: the reply is the hash as read (HGETALL: `n` = newest bucket, then ring
- *   slot -> counter) with the script's `now` appended: the state vector itself.
+ * - sliding-window: the reply is the script's `now`, the newest bucket, then slot and counter
+ *   of each non-zero counter of the ring (the hash as read, as integers): the state vector.
  * - sliding-log: the reply is `[live, newest - now, mustExpire - now]`, all that decide reads
  *   of the log. A log of `live` timestamps, all live, whose 1st and last are the newest and
  *   whose (live + cost - limit)-th is mustExpire, seen at 0, decides the same (decide reads
@@ -77,20 +77,15 @@ function slidingWindow(
   cost: number,
   out: PolicyOutcome,
 ): PolicyOutcome | undefined {
-  const last = reply.length - 1
-  const now = reply[last]
-  if (typeof now !== 'number' || last % 2 !== 0) return undefined
+  const now = reply[0]
+  if (typeof now !== 'number' || reply.length % 2 !== 0) return undefined
   const slots = policy.precision + 2
   if (ring.length < slots) ring = new Array<number>(slots)
   ring.fill(0, 0, slots)
-  for (let i = 0; i < last; i += 2) {
-    const field = reply[i] as string
-    const value = Number(reply[i + 1])
-    if (field === 'n') ring[0] = value
-    else {
-      const slot = Number(field)
-      if (slot >= 0 && slot <= policy.precision) ring[1 + slot] = value
-    }
+  ring[0] = reply[1] as number
+  for (let i = 2; i < reply.length; i += 2) {
+    const slot = reply[i] as number
+    if (slot >= 0 && slot <= policy.precision) ring[1 + slot] = reply[i + 1] as number
   }
   algorithms['sliding-window'].decide(ring, 0, now, policy, cost, out)
   return out

@@ -15,7 +15,7 @@ import type { Cluster, Redis } from 'ioredis'
 import { BlockCache } from './block-cache'
 import { flatOutcome, type FlatKind } from './flat-outcome'
 import { checkPrefix, describeValue, escapePart, keyStem } from './keys'
-import { ALGORITHM_CODES, SCRIPTS, type LuaScript } from './lua'
+import { ALGORITHM_CODES, flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'
 
 export interface BlockCacheOptions {
   /**
@@ -55,6 +55,23 @@ export interface RedisStoreOptions {
    * @default { maxKeys: 10_000 }
    */
   blockCache?: BlockCacheOptions | false
+  /**
+   * Most single-policy configurations (algorithm, limit, window, burst, precision) that get a
+   * Lua script of their own, with the policy written into it as constants, so a call sends only
+   * the key (and what differs from the defaults: cost, time, ...). Redis keeps every script
+   * loaded until SCRIPT FLUSH or a restart, hence the bound; past it, and for limiters with
+   * several limits, the shared scripts take the policy as arguments. `0` turns them off.
+   * @default 100
+   */
+  policyScripts?: number
+}
+
+/** A flat script with one policy baked in (see lua/flat.ts), run with EVALSHA by the store. */
+interface PolicyScript {
+  readonly lua: string
+  readonly sha: string
+  /** Set once it has been sent: the first call sends EVAL (which loads it), later ones EVALSHA. */
+  sent: boolean
 }
 
 /** What the store sends for one set of policies, worked out once per policies array. */
@@ -72,11 +89,19 @@ interface Plan {
   /** Set when the script is a flat one (one policy): how to read its one-integer reply. */
   readonly flat: FlatKind | undefined
   readonly policies: readonly Policy[]
+  /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
+  readonly own: PolicyScript | undefined
+}
+
+/** ioredis's EVAL and EVALSHA, which auto-pipeline like any command when the client does. */
+interface Evaluator {
+  eval(...args: string[]): Promise<unknown>
+  evalsha(...args: string[]): Promise<unknown>
 }
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 
-const KNOWN = ['client', 'prefix', 'time', 'clockToleranceMs', 'blockCache']
+const KNOWN = ['client', 'prefix', 'time', 'clockToleranceMs', 'blockCache', 'policyScripts']
 
 const FLAT: Readonly<Partial<Record<AlgorithmName, FlatKind>>> = {
   gcra: 'meter',
@@ -118,6 +143,9 @@ export class RedisStore implements Store {
   private readonly instance = randomBytes(6).toString('base64url')
   private requests = 0
   private readonly commands = new Map<LuaScript, ScriptCommand>()
+  private readonly maxPolicyScripts: number
+  /** Per-policy scripts by configuration (see policyScript). */
+  private readonly policyScripts = new Map<string, PolicyScript>()
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') {
@@ -162,6 +190,13 @@ export class RedisStore implements Store {
       }
       this.cache = new BlockCache(maxKeys)
     }
+    const policyScripts = options.policyScripts ?? 100
+    if (!Number.isSafeInteger(policyScripts) || policyScripts < 0) {
+      throw new ConfigError(
+        `\`policyScripts\` must be an integer >= 0; got ${describeValue(policyScripts)}`,
+      )
+    }
+    this.maxPolicyScripts = policyScripts
     // Registered once per store; ioredis sends EVAL the first time on each connection and
     // EVALSHA after, and answers NOSCRIPT (Redis restarted or SCRIPT FLUSH) by sending EVAL
     // again. A NOSCRIPT reply means the script did not run, so nothing is counted twice.
@@ -273,6 +308,9 @@ export class RedisStore implements Store {
     extra: string,
     script: LuaScript,
   ): Promise<PolicyOutcome[]> {
+    if (plan.own !== undefined && script === plan.script) {
+      return this.runOwn(plan, plan.own, request, op, extra)
+    }
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
     const keys = request.keys
@@ -293,20 +331,87 @@ export class RedisStore implements Store {
     return command(...args).then((reply) => {
       if (op === 'r' || op === 'x') return []
       if (script === plan.script && plan.flat !== undefined) {
-        const outcome = flatOutcome(
-          plan.flat,
-          reply,
-          plan.policies[0],
-          request.cost,
-          request.maxDelayMs,
-        )
-        if (outcome === undefined) {
-          throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
-        }
-        return [outcome]
+        return [flatReply(plan.flat, reply, plan.policies[0], request)]
       }
       return parseOutcomes(reply, n)
     })
+  }
+
+  /**
+   * A flat operation ('c', 'p', 'r') through the policy's own script: EVALSHA <sha> 1 <key>,
+   * then only the ARGV up to the last one that is not its default (see `inputs` in
+   * lua/flat.ts), so a consume with server time and cost 1 sends no ARGV at all.
+   */
+  private runOwn(
+    plan: Plan,
+    own: PolicyScript,
+    request: StoreRequest,
+    op: Op,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const key =
+      request.keys === undefined
+        ? keyStem(this.prefix, request.key) + plan.ids[0]
+        : stateKey(keyStem(this.prefix, request.key), request.keys, 0, plan.ids[0])
+    const cost = request.cost
+    const maxDelayMs = request.maxDelayMs! > 0 ? (request.maxDelayMs as number) : 0
+    // ARGV is extra, op, now, cost, maxDelayMs, defaults '', 'c', TIME, 1, 0: send up to the
+    // last one that differs.
+    const count =
+      maxDelayMs > 0
+        ? 5
+        : cost !== 1
+          ? 4
+          : !this.serverTime
+            ? 3
+            : op !== 'c'
+              ? 2
+              : extra !== ''
+                ? 1
+                : 0
+    const args = [own.sha, '1', key]
+    if (count > 0) args.push(extra)
+    if (count > 1) args.push(op)
+    if (count > 2) args.push(this.serverTime ? '' : String(request.now))
+    if (count > 3) args.push(String(cost))
+    if (count > 4) args.push(String(maxDelayMs))
+    const client = this.client as unknown as Evaluator
+    let sent: Promise<unknown>
+    if (own.sent) {
+      sent = client.evalsha(...args)
+    } else {
+      own.sent = true
+      sent = client.eval(own.lua, ...args.slice(1))
+    }
+    const answer = (reply: unknown): PolicyOutcome[] =>
+      op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)]
+    return sent.then(answer, (error: unknown) => {
+      // NOSCRIPT (Redis restarted, SCRIPT FLUSH, another cluster node): the script did not
+      // run, so sending it again with EVAL, which loads it, counts nothing twice.
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error
+      return client.eval(own.lua, ...args.slice(1)).then(answer)
+    })
+  }
+
+  /** The policy's own script, made on first use while fewer than policyScripts exist. */
+  private policyScript(policy: Policy): PolicyScript | undefined {
+    const config = `${policy.algorithm}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
+    let own = this.policyScripts.get(config)
+    if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
+      const { lua, sha } = luaScript(
+        config,
+        flatLua(policy.algorithm, {
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          burst: policy.burst,
+          precision: policy.precision,
+          slackMs: Number(this.toleranceMs),
+        }),
+      )
+      own = { lua, sha, sent: false }
+      this.policyScripts.set(config, own)
+    }
+    return own
   }
 
   private plan(policies: readonly Policy[]): Plan {
@@ -322,6 +427,7 @@ export class RedisStore implements Store {
           String(p.precision),
         )
       }
+      const flat = policies.length === 1 ? FLAT[policies[0].algorithm] : undefined
       plan = {
         script: scriptFor(policies),
         generic: genericFor(policies),
@@ -329,8 +435,9 @@ export class RedisStore implements Store {
         ids: policies.map((p) => p.id),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
         hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
-        flat: policies.length === 1 ? FLAT[policies[0].algorithm] : undefined,
+        flat,
         policies,
+        own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
       }
       this.plans.set(policies, plan)
     }
@@ -346,6 +453,20 @@ function stateKey(
   id: string,
 ): string {
   return keys === undefined ? stem + id : `${stem}${escapePart(keys[i])}:${id}`
+}
+
+/** The outcome of a flat script's reply (see flat-outcome.ts); throws on a malformed one. */
+function flatReply(
+  kind: FlatKind,
+  reply: unknown,
+  policy: Policy,
+  request: StoreRequest,
+): PolicyOutcome {
+  const outcome = flatOutcome(kind, reply, policy, request.cost, request.maxDelayMs)
+  if (outcome === undefined) {
+    throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+  }
+  return outcome
 }
 
 /** Five integers per policy, as the scripts return them; -1 retryAfterMs is Infinity. */

@@ -1,4 +1,4 @@
-import { createLimiter } from '@sluice/core'
+import { createLimiter, type Decision } from '@sluice/core'
 import { escapeKey, RedisStore } from '@sluice/redis'
 import {
   keySlot,
@@ -114,4 +114,44 @@ test('a reshard of the key slot mid-traffic (MOVED, ASK) is followed, and the li
   const errors = await direct[from].info('errorstats')
   expect(errors).toMatch(/errorstat_ASK:count=[1-9]/)
   expect(errors).toMatch(/errorstat_MOVED:count=[1-9]/)
+})
+
+test('per-policy scripts: two configurations on every node, reloaded after SCRIPT FLUSH', async () => {
+  const store = new RedisStore({ client, blockCache: false })
+  const three = createLimiter({ store, algorithm: 'gcra', limit: 3, window: '1h' })
+  const five = createLimiter({ store, algorithm: 'sliding-log', limit: 5, window: '1h' })
+  const stamp = Date.now()
+  const keys = Array.from({ length: 60 }, (_, i) => `pp${stamp}:${i}`)
+  await Promise.all(keys.map((key) => three.consume(key)))
+  for (const node of direct) await node.script('FLUSH')
+  const rounds: Decision[][] = []
+  for (let i = 0; i < 6; i++) {
+    rounds.push(await Promise.all(keys.flatMap((key) => [three.consume(key), five.consume(key)])))
+  }
+  const admitted = (limiter: number) =>
+    rounds.flat().filter((d, i) => i % 2 === limiter && d.allowed).length
+  expect(admitted(0)).toBe(keys.length * 2) // 3 each, one spent before the flush
+  expect(admitted(1)).toBe(keys.length * 5)
+})
+
+test('a single-limit key resharded mid-traffic keeps its limit and its block', async () => {
+  const store = new RedisStore({ client, blockCache: false })
+  const limit = 30
+  const limiter = createLimiter({ store, algorithm: 'fixed-window', limit, window: '1d' })
+  const key = `moving1:${Date.now()}`
+  const slot = keySlot(`sluice:{${escapeKey(key)}}:x`)
+  const from = await slotOwner(cluster, slot)
+  const to = (from + 1) % cluster.nodes.length
+  let admitted = 0
+  const consume = async (n: number) => {
+    const decisions = await Promise.all(Array.from({ length: n }, () => limiter.consume(key)))
+    admitted += decisions.filter((d) => d.allowed).length
+  }
+  await consume(10)
+  await moveSlot(cluster, slot, from, to, { afterKeysMigrated: () => consume(10) })
+  await consume(20)
+  expect(admitted).toBe(limit)
+  await limiter.reset(key)
+  await limiter.block(key, 60_000)
+  expect((await limiter.consume(key)).allowed).toBe(false)
 })

@@ -17,6 +17,26 @@ describeStoreConformance('RedisStore (standalone)', async () => {
   }
 })
 
+// The shared single-policy scripts (the policy in ARGV), which stores with more
+// configurations than policyScripts fall back to.
+describeStoreConformance('RedisStore (standalone, policyScripts: 0)', async () => {
+  const server = await startRedis()
+  const client = new Redis({ port: server.port, host: server.host, maxRetriesPerRequest: 1 })
+  const store = new RedisStore({
+    client,
+    time: 'client',
+    clockToleranceMs: 60_000,
+    policyScripts: 0,
+  })
+  return {
+    store,
+    close: async () => {
+      client.disconnect()
+      await server.stop()
+    },
+  }
+})
+
 describeStoreConformance(
   'RedisStore (3-node cluster)',
   async () => {

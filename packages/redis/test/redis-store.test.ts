@@ -127,6 +127,80 @@ describe('scripts', () => {
   })
 })
 
+describe('per-policy scripts', () => {
+  test('two configurations on one client: a script each, no ARGV for a plain consume', async () => {
+    const client = connect({ enableAutoPipelining: true })
+    const store = new RedisStore({ client, blockCache: false })
+    const small = createLimiter({ store, algorithm: 'gcra', limit: 3, window: '1h' })
+    const large = createLimiter({ store, algorithm: 'gcra', limit: 5, window: '1h' })
+    const key = freshKey()
+    await admin.script('FLUSH')
+    const decisions = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? large : small).consume(key)),
+    )
+    // Each limit on its own state key, each decided by its own script.
+    expect(decisions.filter((d, i) => i % 2 === 0 && d.allowed).length).toBe(3)
+    expect(decisions.filter((d, i) => i % 2 === 1 && d.allowed).length).toBe(4)
+    expect((await large.consume(key)).allowed).toBe(true)
+    expect((await large.consume(key)).allowed).toBe(false)
+    // The shared single-policy script was never needed.
+    expect(await admin.script('EXISTS', SCRIPTS['gcra:1'].sha)).toEqual([0])
+    // A plain consume is EVALSHA <sha> 1 <key>: nothing else on the wire.
+    const seen: string[][] = []
+    const monitor = await connect().monitor()
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha') seen.push(args)
+    })
+    await small.consume(freshKey())
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    monitor.disconnect()
+    expect(seen).toHaveLength(1)
+    expect(seen[0].slice(2)).toEqual(['1', expect.stringMatching(/^sluice:\{t/)])
+  })
+
+  test('after SCRIPT FLUSH, 200 decisions in flight are each counted once', async () => {
+    const store = new RedisStore({ client: connect({ enableAutoPipelining: true }) })
+    const policies = [resolvePolicy({ algorithm: 'fixed-window', limit: 150, window: '1h' })]
+    const key = freshKey()
+    await store.consume({ key, policies, cost: 1, now: 0 })
+    await admin.script('FLUSH')
+    const all = await Promise.all(
+      Array.from({ length: 200 }, () => store.consume({ key, policies, cost: 1, now: 0 })),
+    )
+    expect(all.filter((r) => r.outcomes[0].allowed).length).toBe(149)
+    expect((await store.peek({ key, policies, cost: 0, now: 0 })).outcomes[0].remaining).toBe(0)
+  })
+
+  test('past policyScripts the shared script decides the same; 0 turns them off', async () => {
+    const client = connect()
+    const store = new RedisStore({ client, time: 'client', policyScripts: 1 })
+    const off = new RedisStore({ client, time: 'client', policyScripts: 0 })
+    const a = [resolvePolicy({ algorithm: 'token-bucket', limit: 4, window: 60_000 })]
+    const b = [resolvePolicy({ algorithm: 'token-bucket', limit: 6, window: 60_000 })]
+    await admin.script('FLUSH')
+    for (const [s, policies, expected] of [
+      [store, a, 4],
+      [store, b, 6],
+      [off, a, 4],
+    ] as const) {
+      const key = freshKey()
+      let admitted = 0
+      for (let i = 0; i < 8; i++) {
+        if ((await s.consume({ key, policies, cost: 1, now: 1000 })).outcomes[0].allowed) admitted++
+      }
+      expect(admitted).toBe(expected)
+      // cost, peek, refund with a time and a client clock go through the same script.
+      await s.refund({ key, policies, cost: 2, now: 1000, at: 1000 })
+      const peek = await s.peek({ key, policies, cost: 0, now: 16_000 })
+      expect(peek.outcomes[0].remaining).toBe(3)
+    }
+    // The second configuration (over the bound of 1) and policyScripts: 0 used the shared one.
+    expect(await admin.script('EXISTS', SCRIPTS['token-bucket:1'].sha)).toEqual([1])
+    expect(() => new RedisStore({ client, policyScripts: -1 })).toThrow(/`policyScripts`/)
+    expect(() => new RedisStore({ client, policyScripts: 1.5 })).toThrow(/`policyScripts`/)
+  })
+})
+
 describe('keys', () => {
   test('braces in the user key cannot move the hash tag; the empty key has its own tag', () => {
     expect(escapeKey('user:42')).toBe('user:42')

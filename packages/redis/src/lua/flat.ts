@@ -1,12 +1,14 @@
 /**
  * Flat scripts for the common case: one policy. First those of the string-state algorithms
  * (gcra, fixed-window, token-bucket, leaky-bucket); sliding-window and sliding-log are at the
- * end, with their own replies (see there). Same KEYS/ARGV contract as the driver (see
- * driver.ts) with exactly one policy and the
- * operations 'c', 'p' and 'r' with a time (rewards and penalties go to the generic scripts), and the same state transitions, line for line, as the
- * generic scripts (meter.ts, gcra.ts, token-bucket.ts, fixed-window.ts, prelude.ts), but
- * inlined: no function is defined and no table built per call, and a call is at most TIME,
- * two GETs (the block, the state) and one SET PX (or DEL).
+ * end, with their own replies (see there). Each comes in two forms: shared, with the driver's
+ * KEYS/ARGV contract (see driver.ts) for exactly one policy, and per policy, with the policy
+ * baked in as constants and a short ARGV (see `inputs`). Both do the operations 'c', 'p' and
+ * 'r' with a time (rewards and penalties go to the generic scripts), with the same state
+ * transitions, line for line, as the generic scripts (meter.ts, gcra.ts, token-bucket.ts,
+ * fixed-window.ts, prelude.ts), but inlined: no function is defined and no table built per
+ * call, and a call of the string-state ones is at most TIME, two GETs (the block, the state)
+ * and one SET PX (or DEL).
  *
  * The reply is one integer (refund: nil; negative: the key is blocked for -reply ms) from which the store computes the five outcome
  * fields with core's own formulas (flat-outcome.ts): the backlog for the meter algorithms,
@@ -17,23 +19,72 @@
  * in 13 digits when 0 <= b < 1e13, otherwise `a:b`.
  */
 
-/** Reads `now`, checks the algorithm code and the key's block (consume, peek). */
-function prologue(code: string): string {
+/**
+ * A policy baked into a flat script as Lua constants (RedisStore's per-policy scripts): ARGV
+ * then carries only what changes from call to call, and usually nothing at all.
+ */
+export interface BakedPolicy {
+  readonly limit: number
+  readonly windowMs: number
+  readonly burst: number
+  readonly precision: number
+  /** ms added to every TTL (clockToleranceMs with client time, 0 with server time). */
+  readonly slackMs: number
+}
+
+/**
+ * The inputs as locals. Shared script (no `baked`): the driver's ARGV (see driver.ts), the
+ * algorithm code checked. Per-policy script: the policy as constants and a short ARGV, every
+ * entry optional so the store sends only up to the last one that is not the default:
+ *
+ * ARGV[1]  extra: sliding-log request id (consume), ms ago (refund); default ''
+ * ARGV[2]  op: 'c' | 'p' | 'r'; default 'c'
+ * ARGV[3]  now in ms; default (or '') Redis TIME
+ * ARGV[4]  cost; default 1
+ * ARGV[5]  maxDelayMs; default 0
+ */
+function inputs(code: string, baked: BakedPolicy | undefined): string {
+  if (baked === undefined) {
+    return `
+if ARGV[7] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[7]) .. ' is not in this script') end
+local key, op, extra = KEYS[1], ARGV[1], ARGV[4]
+local now = tonumber(ARGV[2])
+local cost, slack, maxd = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+`
+  }
+  const n = (x: number): string => {
+    if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
+    return String(x)
+  }
+  return `
+local key, extra, op = KEYS[1], ARGV[1] or '', ARGV[2] or 'c'
+local now = tonumber(ARGV[3])
+local cost, slack, maxd = tonumber(ARGV[4]) or 1, ${n(baked.slackMs)}, tonumber(ARGV[5]) or 0
+local limit, window, burst, precision = ${n(baked.limit)}, ${n(baked.windowMs)}, ${n(baked.burst)}, ${n(baked.precision)}
+`
+}
+
+/** Reads `now` (Redis TIME unless given); `server` says which. */
+function clock(code: string, baked: BakedPolicy | undefined): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local call = redis.call
-if ARGV[7] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[7]) .. ' is not in this script') end
-local key, op = KEYS[1], ARGV[1]
-local now = tonumber(ARGV[2])
-if not now then
+${inputs(code, baked)}local server = not now
+if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-local cost = tonumber(ARGV[3])
-local limit, window, burst = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-if op ~= 'r' then
-  -- The key's block (see driver.ts): while it holds the reply is -(ms until it ends).
-  local blocked = redis.pcall('GET', string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b')
+`
+}
+
+/** The key's block name (see driver.ts): from the state key's hash tag. */
+const BLOCK_KEY = `string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b'`
+
+/** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
+function prologue(code: string, baked: BakedPolicy | undefined): string {
+  return `${clock(code, baked)}if op ~= 'r' then
+  local blocked = redis.pcall('GET', ${BLOCK_KEY})
   if type(blocked) == 'string' then
     local wait = tonumber(blocked) - now
     if wait > 0 then return -wait end
@@ -43,8 +94,10 @@ end
 }
 
 /** prologue, then GETs the state and decodes it into `sa`, `sb`. */
-function head(code: string): string {
-  return `${prologue(code)}local v = call('GET', key)
+function head(code: string, baked: BakedPolicy | undefined): string {
+  // One MGET of the block and the state measured no cheaper than two GETs, and would need a
+  // second path for the moment of a migration when the cluster refuses it.
+  return `${prologue(code, baked)}local v = call('GET', key)
 local sa, sb = 0, 0
 if v then
   local sep = string.find(v, ':', 1, true)
@@ -63,15 +116,15 @@ function save(a: string, b: string, expiresAt: string): string {
 if ${expiresAt} <= now then
   call('DEL', key)
 elseif ${b} >= 0 and ${b} < 1e13 then
-  call('SET', key, string.format('%d%013d', ${a} + 1, ${b}), 'PX', string.format('%d', ${expiresAt} - now + tonumber(ARGV[5])))
+  call('SET', key, string.format('%d%013d', ${a} + 1, ${b}), 'PX', string.format('%d', ${expiresAt} - now + slack))
 else
-  call('SET', key, string.format('%d:%d', ${a}, ${b}), 'PX', string.format('%d', ${expiresAt} - now + tonumber(ARGV[5])))
+  call('SET', key, string.format('%d:%d', ${a}, ${b}), 'PX', string.format('%d', ${expiresAt} - now + slack))
 end
 `
 }
 
 /**
- * The admission test of decide_meter (meter.ts) on `backlog`, with reservations (ARGV[6],
+ * The admission test of decide_meter (meter.ts) on `backlog`, with reservations (`maxd`,
  * maxDelayMs) as there. The reply is `backlog` alone: every field of the outcome is a function
  * of it, the policy, the cost and maxDelayMs, which the store computes with core's formulas
  * (flat-outcome.ts). Peek, a rejection and a cost-0 consume return here; an admitted consume
@@ -81,7 +134,6 @@ function meterTest(shaping: boolean): string {
   return `
 local need = cost * window
 if cost > burst or op == 'p' or cost == 0 then return backlog end
-local maxd = tonumber(ARGV[6])
 if maxd > 0 then
   ${shaping ? 'if backlog > maxd * limit then return backlog end' : 'if backlog + need - burst * window > maxd * limit then return backlog end'}
 elseif backlog + need > burst * window then
@@ -90,7 +142,7 @@ end
 `
 }
 
-export const GCRA_FLAT = `${head('gc')}
+export const gcraFlat = (baked?: BakedPolicy): string => `${head('gc', baked)}
 -- sa = tat remainder, sb = tat (ms)
 local backlog = (sb - now) * limit + sa
 if backlog < 0 then backlog = 0 end
@@ -119,8 +171,8 @@ return backlog
 `
 
 /** token-bucket and leaky-bucket (shaping): sa = level (missing x windowMs), sb = last refill. */
-export function bucketFlat(code: 'tb' | 'lb'): string {
-  return `${head(code)}
+export function bucketFlat(code: 'tb' | 'lb', baked?: BakedPolicy): string {
+  return `${head(code, baked)}
 local level = sa
 if now > sb then
   level = sa - (now - sb) * limit
@@ -147,9 +199,9 @@ return backlog
 }
 
 /** fixed-window: sa = count, sb = window start. */
-export const FIXED_WINDOW_FLAT = `${head('fw')}
+export const fixedWindowFlat = (baked?: BakedPolicy): string => `${head('fw', baked)}
 if op == 'r' then
-  local at = now - tonumber(ARGV[4])
+  local at = now - tonumber(extra)
   local count = sa
   if sb == at - at % window then
     count = sa - cost
@@ -180,13 +232,14 @@ return reply
  * HSET (plus one HDEL when buckets left the ring) and one PEXPIRE.
  *
  * The script only tests admission, with core's arithmetic (scaledEstimate): the reply is the
- * state as read (the HGETALL array) with `now` appended, from which the store computes the
+ * state as read, as integers: `now`, the newest bucket, then slot and counter of each non-zero
+ * counter of the ring (what HGETALL read), from which the store computes the
  * outcome with core's own decide (flat-outcome.ts). Refund (with a time) as
  * sliding_window.refund then save. Negative integer reply: the key's block.
  */
-export const SLIDING_WINDOW_FLAT = `${prologue('sw')}
-local precision = tonumber(ARGV[11])
-local size = window / precision
+export const slidingWindowFlat = (
+  baked?: BakedPolicy,
+): string => `${prologue('sw', baked)}local size = window / precision
 local ring = precision + 1
 local h = call('HGETALL', key)
 local newest, c = 0, {}
@@ -194,7 +247,7 @@ for i = 1, #h, 2 do
   if h[i] == 'n' then newest = tonumber(h[i + 1]) else c[tonumber(h[i])] = tonumber(h[i + 1]) end
 end
 if op == 'r' then
-  local at = now - tonumber(ARGV[4])
+  local at = now - tonumber(extra)
   local bucket = floor(at / size)
   if not (bucket < floor(now / size) - precision or bucket > newest or bucket <= newest - ring) then
     local slot = bucket % ring
@@ -220,11 +273,19 @@ if op == 'r' then
   if expires_at <= now then
     call('DEL', key)
   else
-    call('PEXPIRE', key, string.format('%d', expires_at - now + tonumber(ARGV[5])))
+    call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
   end
   return nil
 end
-h[#h + 1] = now
+-- The reply: the state as read, as integers (no bulk strings for the client to parse).
+local reply, r = { now, newest }, 2
+for i = 1, #h, 2 do
+  if h[i] ~= 'n' then
+    reply[r + 1], reply[r + 2] = tonumber(h[i]), tonumber(h[i + 1])
+    r = r + 2
+  end
+end
+local h = reply
 if cost > limit or op == 'p' or cost == 0 then return h end
 -- decide's admission test: floor(scaledEstimate / size) + cost <= limit, at now held at the
 -- newest bucket already counted.
@@ -255,9 +316,9 @@ else
   call('HSET', key, string.format('%d', slot), string.format('%d', (c[slot] or 0) + cost))
   -- The newest bucket already counted: every save since set the TTL to end with its window,
   -- at the same moment on the server's clock (with client time, the writer's clock moves it).
-  if (c[slot] or 0) > 0 and ARGV[2] == '' then return h end
+  if (c[slot] or 0) > 0 and server then return h end
 end
-call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + tonumber(ARGV[5])))
+call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))
 return h
 `
 
@@ -274,9 +335,9 @@ return h
  * core's own decide (flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
  * integer reply: the key's block.
  */
-export const SLIDING_LOG_FLAT = `${prologue('sl')}
+export const slidingLogFlat = (baked?: BakedPolicy): string => `${prologue('sl', baked)}
 if op == 'r' then
-  local at = now - tonumber(ARGV[4])
+  local at = now - tonumber(extra)
   if at <= now - window then return nil end
   local at_s = string.format('%d', at)
   local gone = call('ZRANGEBYSCORE', key, at_s, at_s, 'LIMIT', 0, cost)
@@ -285,11 +346,12 @@ if op == 'r' then
   local newest = call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if newest[2] then
     local ttl = tonumber(newest[2]) + window - now
-    if ttl <= 0 then call('DEL', key) else call('PEXPIRE', key, string.format('%d', ttl + tonumber(ARGV[5]))) end
+    if ttl <= 0 then call('DEL', key) else call('PEXPIRE', key, string.format('%d', ttl + slack)) end
   end
   return nil
 end
-local after = '(' .. string.format('%d', now - window)
+local cut = string.format('%d', now - window)
+local after = '(' .. cut
 local live = call('ZCOUNT', key, after, '+inf')
 local newest = now
 if live > 0 then newest = tonumber(call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) end
@@ -299,11 +361,12 @@ if cost <= limit and live + cost > limit then
 end
 local reply = { live, newest - now, must - now }
 if cost > limit or live + cost > limit or op == 'p' or cost == 0 then return reply end
-call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
-local at, id = string.format('%d', now), ARGV[4] .. '.'
+call('ZREMRANGEBYSCORE', key, '-inf', cut)
+local at = string.format('%d', now)
 if cost == 1 then
-  call('ZADD', key, at, id .. '1')
+  call('ZADD', key, at, extra .. '.1')
 else
+  local id = extra .. '.'
   local args = {}
   for i = 1, cost do
     args[#args + 1] = at
@@ -312,6 +375,6 @@ else
   for i = 1, #args, 1000 do call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
 end
 if newest < now then newest = now end
-call('PEXPIRE', key, string.format('%d', newest + window - now + tonumber(ARGV[5])))
+call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
 return reply
 `

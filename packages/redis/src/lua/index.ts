@@ -5,10 +5,11 @@ import { DRIVER } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
 import {
   bucketFlat,
-  FIXED_WINDOW_FLAT,
-  GCRA_FLAT,
-  SLIDING_LOG_FLAT,
-  SLIDING_WINDOW_FLAT,
+  fixedWindowFlat,
+  gcraFlat,
+  slidingLogFlat,
+  slidingWindowFlat,
+  type BakedPolicy,
 } from './flat'
 import { GCRA } from './gcra'
 import { LEAKY_BUCKET } from './leaky-bucket'
@@ -48,7 +49,27 @@ const BODIES: Readonly<Record<AlgorithmName, string>> = {
 
 const NEEDS_METER: ReadonlySet<AlgorithmName> = new Set(['token-bucket', 'leaky-bucket', 'gcra'])
 
-function script(name: string, lua: string): LuaScript {
+export type { BakedPolicy } from './flat'
+
+/** A flat script's Lua (see flat.ts): shared (policy in ARGV), or with `baked` as constants. */
+export function flatLua(algorithm: AlgorithmName, baked?: BakedPolicy): string {
+  switch (algorithm) {
+    case 'gcra':
+      return gcraFlat(baked)
+    case 'fixed-window':
+      return fixedWindowFlat(baked)
+    case 'token-bucket':
+      return bucketFlat('tb', baked)
+    case 'leaky-bucket':
+      return bucketFlat('lb', baked)
+    case 'sliding-window':
+      return slidingWindowFlat(baked)
+    case 'sliding-log':
+      return slidingLogFlat(baked)
+  }
+}
+
+export function script(name: string, lua: string): LuaScript {
   const sha = createHash('sha1').update(lua).digest('hex')
   return { command: `sluice_${name}_${sha.slice(0, 8)}`, lua, sha }
 }
@@ -83,11 +104,11 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'leaky-bucket': build('lb', ['leaky-bucket']),
   gcra: build('gc', ['gcra']),
   mixed: build('mixed', ALL),
-  'gcra:1': script('gc1', GCRA_FLAT),
-  'fixed-window:1': script('fw1', FIXED_WINDOW_FLAT),
-  'token-bucket:1': script('tb1', bucketFlat('tb')),
-  'leaky-bucket:1': script('lb1', bucketFlat('lb')),
-  'sliding-window:1': script('sw1', SLIDING_WINDOW_FLAT),
-  'sliding-log:1': script('sl1', SLIDING_LOG_FLAT),
+  'gcra:1': script('gc1', flatLua('gcra')),
+  'fixed-window:1': script('fw1', flatLua('fixed-window')),
+  'token-bucket:1': script('tb1', flatLua('token-bucket')),
+  'leaky-bucket:1': script('lb1', flatLua('leaky-bucket')),
+  'sliding-window:1': script('sw1', flatLua('sliding-window')),
+  'sliding-log:1': script('sl1', flatLua('sliding-log')),
   block: script('block', BLOCK),
 }
