@@ -4,7 +4,10 @@
 // runs in its own process and autocannon in another; variants are interleaved within a round
 // and each is compared with the no-limiter baseline of the same round.
 // Run: node bench/http.js  (after npm run build; needs redis-server on PATH)
-// BENCH_HTTP_SECONDS (default 3) per run, BENCH_HTTP_ROUNDS (default 3), BENCH_HTTP_CONNECTIONS (50).
+// BENCH_HTTP_SECONDS (default 3) per run, BENCH_HTTP_ROUNDS (default 3), BENCH_HTTP_CONNECTIONS (50);
+// for trial runs, BENCH_HTTP_FRAMEWORKS and BENCH_HTTP_VARIANTS (comma-separated) pick a subset
+// ('none' is always run: every figure is a ratio to it), with BENCH_RESULTS_DIR so the committed
+// results stay untouched.
 const { spawn, execFile } = require('node:child_process')
 const path = require('node:path')
 const { table, fmt, writeResult, startRedisServer } = require('./lib')
@@ -12,8 +15,8 @@ const { table, fmt, writeResult, startRedisServer } = require('./lib')
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 50)
-const FRAMEWORKS = ['fastify', 'koa', 'express']
-const VARIANTS = [
+const ALL_FRAMEWORKS = ['fastify', 'koa', 'express']
+const ALL_VARIANTS = [
   'none',
   'sluice-memory',
   'peer-memory',
@@ -24,6 +27,19 @@ const VARIANTS = [
   'sluice-redis-reject',
   'peer-redis-reject',
 ]
+/** The subset an environment variable names (all when unset), in the canonical order. */
+function pick(all, env, always) {
+  const names = process.env[env]
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter(Boolean)
+  if (names === undefined || names.length === 0) return all
+  const unknown = names.filter((name) => !all.includes(name))
+  if (unknown.length > 0) throw new Error(`${env}: unknown ${unknown.join(', ')}`)
+  return all.filter((name) => name === always || names.includes(name))
+}
+const FRAMEWORKS = pick(ALL_FRAMEWORKS, 'BENCH_HTTP_FRAMEWORKS')
+const VARIANTS = pick(ALL_VARIANTS, 'BENCH_HTTP_VARIANTS', 'none')
 const PEERS = {
   express: { memory: 'express-rate-limit', redis: 'express-rate-limit + rate-limit-redis' },
   fastify: { memory: '@fastify/rate-limit', redis: '@fastify/rate-limit (ioredis)' },
@@ -186,11 +202,15 @@ async function main() {
       ]
     })
     const by = (v) => median(runs[framework][v].map((r) => r.rps))
-    const headline =
-      `Sluice memory costs ${((1 - median(runs[framework]['sluice-memory'].map((r) => r.ratio))) * 100).toFixed(0)}% of the baseline ` +
-      `(${PEERS[framework].memory}: ${((1 - median(runs[framework]['peer-memory'].map((r) => r.ratio))) * 100).toFixed(0)}%); ` +
-      `with Redis Sluice serves ${(by('sluice-redis') / by('peer-redis')).toFixed(2)}x the peer's requests per second ` +
-      `(rejecting: ${(by('sluice-redis-reject') / by('peer-redis-reject')).toFixed(2)}x).`
+    const cost = (v) =>
+      `${((1 - median(runs[framework][v].map((r) => r.ratio))) * 100).toFixed(0)}%`
+    // A trial run of a subset of variants has no headline.
+    const headline = ALL_VARIANTS.every((v) => VARIANTS.includes(v))
+      ? `Sluice memory costs ${cost('sluice-memory')} of the baseline ` +
+        `(${PEERS[framework].memory}: ${cost('peer-memory')}); ` +
+        `with Redis Sluice serves ${(by('sluice-redis') / by('peer-redis')).toFixed(2)}x the peer's requests per second ` +
+        `(rejecting: ${(by('sluice-redis-reject') / by('peer-redis-reject')).toFixed(2)}x).`
+      : `Trial run of ${VARIANTS.join(', ')}.`
     sections.push(
       `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n${headline}\n\n` +
         table(['variant', 'req/s (median)', 'vs no limiter', 'cost', 'p99 ms', 'non-2xx'], rows),
