@@ -43,10 +43,11 @@ function slotBefore(fromSlot: number, from: number, j: number, ring: number): nu
 }
 
 /**
- * The estimate x bucket length at `now` (not floored), `bucket` being now's bucket, not before
- * the newest one counted.
+ * floor(estimate) at `now`, `bucket` being now's bucket, not before the newest one counted:
+ * the buckets counted in full, plus the floored share of the one counted in part (no division
+ * when that one is empty).
  */
-function scaledEstimate(
+function usedAt(
   s: StateVector,
   b: number,
   policy: Policy,
@@ -54,19 +55,18 @@ function scaledEstimate(
   size: number,
   bucket: number,
 ): number {
-  if (policy.precision !== 1) return scaledRingEstimate(s, b, policy, now, size, bucket)
+  if (policy.precision !== 1) return usedOverRing(s, b, policy, now, size, bucket)
   // The classic two counters: now's bucket in full, the one before it in part.
   const newest = s[b]
   if (bucket > newest + 1) return 0
   const newestCount = s[b + 1 + ringSlot(newest, 2)]
-  const elapsed = now - bucket * size
-  if (bucket > newest) return newestCount * (size - elapsed)
-  const before = newest > 0 ? s[b + 1 + ringSlot(newest - 1, 2)] : 0
-  return newestCount * size + before * (size - elapsed)
+  const before = bucket > newest ? newestCount : newest > 0 ? s[b + 1 + ringSlot(newest - 1, 2)] : 0
+  const full = bucket > newest ? 0 : newestCount
+  return before > 0 ? full + Math.floor((before * (size - (now - bucket * size))) / size) : full
 }
 
-/** scaledEstimate over `precision` buckets (kept apart so the common case stays small). */
-function scaledRingEstimate(
+/** usedAt over `precision` buckets (kept apart so the common case stays small). */
+function usedOverRing(
   s: StateVector,
   b: number,
   policy: Policy,
@@ -88,7 +88,7 @@ function scaledRingEstimate(
     partial >= 0 && partial > newest - ring
       ? s[b + 1 + slotBefore(newestSlot, newest, partial, ring)]
       : 0
-  return full * size + oldest * (size - (now - bucket * size))
+  return oldest > 0 ? full + Math.floor((oldest * (size - (now - bucket * size))) / size) : full
 }
 
 /** ms from `now` until floor(estimate) + cost <= limit, if no other request arrives. */
@@ -155,7 +155,7 @@ export const slidingWindow: Algorithm = {
     // A clock that stepped back is held at the newest bucket already counted.
     const now = Math.max(rawNow, s[b] * size)
     const bucket = windowIndex(now, size)
-    const used = Math.floor(scaledEstimate(s, b, policy, now, size, bucket) / size)
+    const used = usedAt(s, b, policy, now, size, bucket)
     if (cost > policy.limit || used + cost > policy.limit) {
       return refuse(s, b, rawNow, now, policy, cost, out, used, size)
     }
@@ -209,7 +209,7 @@ export const slidingWindow: Algorithm = {
     const size = bucketMs(policy)
     const now = Math.max(rawNow, s[b] * size)
     // The current bucket counts in full: adding n to it raises floor(estimate) by exactly n.
-    const used = Math.floor(scaledEstimate(s, b, policy, now, size, windowIndex(now, size)) / size)
+    const used = usedAt(s, b, policy, now, size, windowIndex(now, size))
     const add = Math.min(cost, policy.limit - used)
     if (add > 0) slidingWindow.apply(s, b, rawNow, policy, add)
   },
