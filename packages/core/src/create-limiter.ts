@@ -12,7 +12,7 @@ import {
 } from './options'
 import { METER_ALGORITHMS, type Policy, type PolicyOutcome } from './policy'
 import { MemoryStore } from './store/memory-store'
-import type { Store, StoreResult } from './store/types'
+import type { Store, StoreRequest, StoreResult } from './store/types'
 import { resolveThrottle } from './throttle'
 
 export interface WaitOptions {
@@ -550,31 +550,45 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return prefix === '' ? key : prefix + key
   }
 
-  async function decide(
+  /** Not async: a promise chain costs one promise and one async frame fewer per decision. */
+  function decide(key: string, cost: number, look: boolean, maxDelayMs = 0): Promise<Decision> {
+    let applied: readonly Policy[]
+    let request: StoreRequest
+    try {
+      applied = pickPolicies()
+      request =
+        maxDelayMs > 0
+          ? { key: storeKey(key), policies: applied, cost, now: clock(), maxDelayMs }
+          : { key: storeKey(key), policies: applied, cost, now: clock() }
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    const timed = onDecision !== undefined && !look
+    const started = timed ? performance.now() : 0
+    return bounded(() => (look ? store.peek(request) : store.consume(request))).then(
+      (result) => decided(key, cost, look, applied, request, result, timed ? started : -1),
+      (error: unknown) => {
+        if (!observed || look) return answerStoreError(error, key, Math.max(cost, 1))
+        return observeStoreError(error, key, cost, timed ? performance.now() - started : 0)
+      },
+    )
+  }
+
+  /** decide's answer once the store has answered; `started` is -1 when not timed. */
+  function decided(
     key: string,
     cost: number,
     look: boolean,
-    maxDelayMs = 0,
-  ): Promise<Decision> {
-    const applied = pickPolicies()
-    const request =
-      maxDelayMs > 0
-        ? { key: storeKey(key), policies: applied, cost, now: clock(), maxDelayMs }
-        : { key: storeKey(key), policies: applied, cost, now: clock() }
-    const timed = onDecision !== undefined && !look
-    const started = timed ? performance.now() : 0
-    let result: StoreResult
-    try {
-      result = await bounded(() => (look ? store.peek(request) : store.consume(request)))
-    } catch (error) {
-      if (!observed || look) return answerStoreError(error, key, Math.max(cost, 1))
-      return observeStoreError(error, key, cost, timed ? performance.now() - started : 0)
-    }
+    applied: readonly Policy[],
+    request: StoreRequest,
+    result: StoreResult,
+    started: number,
+  ): Decision | Promise<Decision> {
     const decision = combineOutcomes(policies, applied, result.outcomes, cost, request.now)
     if (!observed) return decision
     // peek decides nothing, so no event; a shadow limiter's peek still never reads as blocked.
     if (look) return shadow ? shadowDecision(decision) : decision
-    return observe(key, cost, decision, timed ? performance.now() - started : 0, undefined)
+    return observe(key, cost, decision, started >= 0 ? performance.now() - started : 0, undefined)
   }
 
   /** A store method the contract added later; a custom store without it gets a clear error. */

@@ -217,8 +217,16 @@ export class RedisStore implements Store {
     return this.cache?.size ?? 0
   }
 
-  async consume(request: StoreRequest): Promise<StoreResult> {
-    const plan = this.plan(request.policies)
+  /** Not async, like run: one promise and one async frame fewer per decision. */
+  consume(request: StoreRequest): Promise<StoreResult> {
+    try {
+      return this.consumeFrom(this.plan(request.policies), request)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  private consumeFrom(plan: Plan, request: StoreRequest): Promise<StoreResult> {
     // Reservations are admitted where a plain request is rejected: never from the cache.
     const cacheable = this.cache !== undefined && request.cost === 1 && !(request.maxDelayMs! > 0)
     const local = cacheable ? (this.serverTime ? performance.now() : request.now) : 0
@@ -228,22 +236,25 @@ export class RedisStore implements Store {
         : plan.signature
     if (cacheable) {
       const cached = (this.cache as BlockCache).get(request.key, signature, local)
-      if (cached !== undefined) return { outcomes: cached }
+      if (cached !== undefined) return Promise.resolve({ outcomes: cached })
     }
-    const outcomes = await this.run(plan, request, 'c', this.requestId(plan), plan.script)
-    // A blocked key's answer is kept too: until the block ends, unless block/reset clear it.
-    if (cacheable && !outcomes[0].allowed) {
-      ;(this.cache as BlockCache).remember(request.key, signature, local, outcomes)
-    } else if (
-      this.cache !== undefined &&
-      outcomes[0].allowed &&
-      (request.keys !== undefined || request.maxDelayMs! > 0)
-    ) {
-      // Admitted where a cached cost-1 request is refused (a reservation, or another set of
-      // state keys sharing some of them): that entry no longer tells the truth.
-      this.cache.forget(request.key)
-    }
-    return { outcomes }
+    const sent = this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    if (this.cache === undefined) return sent.then(asResult)
+    return sent.then((outcomes) => {
+      // A blocked key's answer is kept too: until the block ends, unless block/reset clear it.
+      if (cacheable && !outcomes[0].allowed) {
+        ;(this.cache as BlockCache).remember(request.key, signature, local, outcomes)
+      } else if (
+        this.cache !== undefined &&
+        outcomes[0].allowed &&
+        (request.keys !== undefined || request.maxDelayMs! > 0)
+      ) {
+        // Admitted where a cached cost-1 request is refused (a reservation, or another set of
+        // state keys sharing some of them): that entry no longer tells the truth.
+        this.cache.forget(request.key)
+      }
+      return { outcomes }
+    })
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
@@ -453,6 +464,10 @@ function stateKey(
   id: string,
 ): string {
   return keys === undefined ? stem + id : `${stem}${escapePart(keys[i])}:${id}`
+}
+
+function asResult(outcomes: PolicyOutcome[]): StoreResult {
+  return { outcomes }
 }
 
 /** The outcome of a flat script's reply (see flat-outcome.ts); throws on a malformed one. */
