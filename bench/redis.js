@@ -15,6 +15,7 @@ const SEQUENTIAL_OPS = Number(process.env.BENCH_REDIS_SEQ_OPS ?? 20_000)
 const IN_FLIGHT_OPS = Number(process.env.BENCH_REDIS_OPS ?? 200_000)
 const IN_FLIGHT = 1000
 const ROUNDS = Number(process.env.BENCH_REDIS_ROUNDS ?? 3)
+const MILLION = Number(process.env.BENCH_REDIS_KEYS ?? 1_000_000)
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -65,15 +66,15 @@ async function main() {
   const clients = []
   const track = (c) => (clients.push(c), c)
 
-  const sluice = (client, algorithm = 'gcra') =>
+  const sluice = (client, algorithm = 'gcra', limit) =>
     createLimiter({
       store: new RedisStore({ client, blockCache: false }),
       algorithm,
-      limit: algorithm === 'sliding-log' ? 1_000_000 : BIG,
+      limit: limit ?? (algorithm === 'sliding-log' ? 1_000_000 : BIG),
       window: '1h',
     })
-  const flexible = (client, prefix) =>
-    new RateLimiterRedis({ storeClient: client, points: BIG, duration: 3600, keyPrefix: prefix })
+  const flexible = (client, prefix, points = BIG) =>
+    new RateLimiterRedis({ storeClient: client, points, duration: 3600, keyPrefix: prefix })
 
   const rows = []
   const measure = async (name, consume) => {
@@ -90,12 +91,17 @@ async function main() {
       name: `Sluice RedisStore (${algorithm})`,
       seq: sluice(track(plain()), algorithm),
       par: sluice(track(pipelined()), algorithm),
+      // 10 an hour for the million keys: one request each is admitted, and every key's state
+      // lives long enough to be counted in used_memory (at the huge limit a meter's is empty
+      // again within a millisecond).
+      few: sluice(track(pipelined()), algorithm, 10),
     }),
   )
   variants.push({
     name: 'rate-limiter-flexible RateLimiterRedis',
     seq: flexible(track(plain()), 'rlf-seq'),
     par: flexible(track(pipelined()), 'rlf-par'),
+    few: flexible(track(pipelined()), 'rlf-few', 10),
   })
   const results = []
   for (const v of variants) {
@@ -115,6 +121,20 @@ async function main() {
     ceilings.push(rawCeiling(port, sha, 50, 1))
   }
   for (const r of results) r.inFlight = median(r.runs)
+  // One hot key, then one million distinct keys on an empty Redis (used_memory before and
+  // after, per key), once each, 1,000 in flight.
+  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))[1])
+  for (let i = 0; i < variants.length; i++) {
+    const par = variants[i].par
+    await admin.flushall()
+    results[i].hot = await throughput(() => par.consume('hot'), IN_FLIGHT_OPS, IN_FLIGHT)
+    await admin.flushall()
+    const before = await usedMemory()
+    const few = variants[i].few
+    results[i].million = await throughput((n) => few.consume(`m:${n}`), MILLION, IN_FLIGHT)
+    results[i].usedMemoryPerKey = ((await usedMemory()) - before) / MILLION
+  }
+  await admin.flushall()
   const ceiling = median(ceilings)
   const ceilingPipelined = rawCeiling(port, sha, 1, IN_FLIGHT)
   const peer = results.find((r) => r.name.startsWith('rate-limiter-flexible'))
@@ -202,6 +222,20 @@ async function main() {
       rows,
     ),
     '',
+    `One hot key (${fmt(IN_FLIGHT_OPS)} decisions, limit never reached) and ${fmt(MILLION)} distinct keys (one decision each, limit 10 an hour, on an empty Redis), ${IN_FLIGHT} in flight, once each; used_memory grown per key over the ${fmt(MILLION)} keys:`,
+    '',
+    table(
+      ['store', 'hot key /s', 'vs peer', `${fmt(MILLION)} keys /s`, 'vs peer', 'used_memory B/key'],
+      results.map((r) => [
+        r.name,
+        fmt(r.hot),
+        `${(r.hot / peer.hot).toFixed(2)}x`,
+        fmt(r.million),
+        `${(r.million / peer.million).toFixed(2)}x`,
+        r.usedMemoryPerKey.toFixed(0),
+      ]),
+    ),
+    '',
     'Redis bytes per key after one request from 203.0.113.7 (MEMORY USAGE):',
     '',
     table(['store', 'bytes'], memory),
@@ -226,7 +260,11 @@ async function main() {
       peer: r === peer,
       sequential: r.sequential,
       inFlight: r.inFlight,
+      hot: r.hot,
+      million: r.million,
+      usedMemoryPerKey: r.usedMemoryPerKey,
     })),
+    million: MILLION,
     ceiling: { clients50: ceiling, pipelined: ceilingPipelined },
     bytesPerKey: memory.map(([name, bytes]) => ({ name, peer: !name.startsWith('Sluice'), bytes })),
     blockCache: {
