@@ -12,6 +12,13 @@ function endTurn(): void {
 }
 
 /**
+ * Ends the cached turn at the next microtask checkpoint. A reaction on a settled promise is a
+ * plain V8 microtask; Node's queueMicrotask wraps each callback in an AsyncResource and a bound
+ * function, which costs about 150 ns more per turn (per request, in an HTTP server).
+ */
+const settled = Promise.resolve()
+
+/**
  * The default clock: reads `Date.now()` once per synchronous turn of the event loop and
  * answers every later call of that turn from it (the cache ends at the next microtask
  * checkpoint). Decisions made in one turn are made at one instant, which they effectively
@@ -21,7 +28,7 @@ export const turnClock: Clock = () => {
   if (!turnCached) {
     turnNow = Date.now()
     turnCached = true
-    queueMicrotask(endTurn)
+    void settled.then(endTurn)
   }
   return turnNow
 }
