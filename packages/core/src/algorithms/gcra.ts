@@ -1,7 +1,6 @@
 import type { Policy } from '../policy'
 import type { Algorithm, StateVector } from './types'
 import { decideMeter, penalized } from './meter'
-import { modulo } from './types'
 
 /*
  * Generic cell rate algorithm: one theoretical arrival time (TAT) per key. A request may pass
@@ -27,8 +26,10 @@ function setTat(
     s[b + 1] = 0
     return
   }
-  s[b] = now + Math.floor(backlogAfter / policy.limit)
-  s[b + 1] = modulo(backlogAfter, policy.limit)
+  // One division for both parts: whole ms ahead of now, and the remainder in 1/limit ms.
+  const wholeMs = Math.floor(backlogAfter / policy.limit)
+  s[b] = now + wholeMs
+  s[b + 1] = backlogAfter - wholeMs * policy.limit
 }
 
 export const gcra: Algorithm = {
