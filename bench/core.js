@@ -8,7 +8,7 @@
 const { spawnSync } = require('node:child_process')
 const { table, fmt, writeResult } = require('./lib')
 
-const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 2_000_000)
+const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 10_000_000)
 const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000)
 const ROUNDS = Number(process.env.BENCH_CORE_ROUNDS ?? 3)
 const IN_FLIGHT = 100
@@ -78,7 +78,7 @@ async function measureVariant(name) {
   if (!make) throw new Error(`no variant named ${name}`)
   // Warm up on keys of their own, so the JIT has seen the code before the clock runs.
   let consume = make()
-  await decisionsPerSecond((i) => consume(`warm:${i % 1000}`), 200_000)
+  await decisionsPerSecond((i) => consume(`warm:${i % 1000}`), 1_000_000)
   consume = make()
   const hot = await decisionsPerSecond(() => consume('hot'), HOT_OPS)
   consume = make()
