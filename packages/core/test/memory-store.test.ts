@@ -23,6 +23,30 @@ describe('MemoryStore', () => {
     await store.close()
   })
 
+  test('a key asked again and again is never answered from a row that no longer holds it', async () => {
+    const store = new MemoryStore({ maxKeys: 1 })
+    const limiter = createLimiter({
+      algorithm: 'fixed-window',
+      limit: 3,
+      window: '1h',
+      store,
+      clock: () => 0,
+    })
+    const remaining = async (key: string) => (await limiter.consume(key)).remaining
+    expect([await remaining('a'), await remaining('a')]).toEqual([2, 1])
+    // b takes a's row (maxKeys 1): a must start afresh, not read b's count.
+    expect(await remaining('b')).toBe(2)
+    expect(await remaining('a')).toBe(2)
+    expect(await remaining('a')).toBe(1)
+    // Reset frees the row; the next key there must not be taken for a.
+    await limiter.reset('a')
+    expect(await remaining('c')).toBe(2)
+    expect(await remaining('a')).toBe(2)
+    // The same key in another string object is the same key.
+    expect(await remaining(['a'].join(''))).toBe(1)
+    await store.close()
+  })
+
   test('grows past its first allocation and keeps every key', async () => {
     const store = new MemoryStore({ maxKeys: 5000 })
     const limiter = createLimiter({
