@@ -17,6 +17,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -614,6 +615,49 @@ async function startRedisWith(
 export function startRedis(opts: StartRedisOptions = {}): Promise<RedisServer> {
   const args = opts.args ?? []
   return startRedisWith(() => args, freePort)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redis Sentinel
+
+export interface RedisSentinel extends HostPort {
+  /** The name the sentinel monitors the master under (ioredis's `name` option). */
+  name: string
+  /** SIGTERM, SIGKILL after a bounded wait; removes the temp dir. Idempotent. */
+  stop(): Promise<void>
+}
+
+/**
+ * A `redis-server --sentinel` on 127.0.0.1 and a free port, monitoring `master` under `name`
+ * (quorum 1). Sentinel rewrites its configuration file, so it gets one of its own in its dir.
+ */
+export async function startRedisSentinel(
+  master: HostPort,
+  name = 'sluice',
+): Promise<RedisSentinel> {
+  const server = await startManaged({
+    name: 'redis-server',
+    args: (port, dir) => {
+      const config = join(dir, 'sentinel.conf')
+      writeFileSync(
+        config,
+        [
+          `port ${port}`,
+          `bind ${HOST}`,
+          `dir ${dir}`,
+          `sentinel monitor ${name} ${master.host} ${master.port} 1`,
+          `sentinel down-after-milliseconds ${name} 1000`,
+          `sentinel failover-timeout ${name} 5000`,
+          '',
+        ].join('\n'),
+      )
+      return [config, '--sentinel']
+    },
+    isReady: redisIsReady,
+    pickPort: freePort,
+    stopGraceMs: REDIS_STOP_GRACE_MS,
+  })
+  return { host: HOST, port: server.port, name, stop: () => server.stop() }
 }
 
 // ---------------------------------------------------------------------------------------------
