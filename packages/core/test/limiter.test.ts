@@ -385,7 +385,7 @@ describe('store failures', () => {
     expect(firstMs).toBeGreaterThanOrEqual(55)
     // The second call got its own 60 ms, not what was left of the first one's.
     expect(secondMs).toBeGreaterThanOrEqual(85)
-    expect(secondMs).toBeGreaterThan(firstMs)
+    expect(secondMs).toBeGreaterThanOrEqual(firstMs) // a late timer may fail both at once
   })
 })
 
