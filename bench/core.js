@@ -6,7 +6,7 @@
 // Each variant is measured in a fresh child process (one at a time, rounds interleaved), so
 // that no variant runs on code the JIT shaped for another, or on a heap another left behind.
 const { spawnSync } = require('node:child_process')
-const { table, fmt, writeResult } = require('./lib')
+const { heapUsed, median, table, fmt, writeResult } = require('./lib')
 
 const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 10_000_000)
 const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000)
@@ -65,13 +65,6 @@ async function decisionsPerSecond(task, total) {
   return total / (Number(process.hrtime.bigint() - start) / 1e9)
 }
 
-function heapUsed() {
-  globalThis.gc?.()
-  globalThis.gc?.()
-  const { heapUsed, arrayBuffers } = process.memoryUsage()
-  return heapUsed + arrayBuffers
-}
-
 /** One variant, in this (child) process: prints its figures as one JSON line. */
 async function measureVariant(name) {
   const make = variants().get(name)
@@ -97,12 +90,6 @@ function runVariant(name) {
   })
   if (result.status !== 0) throw new Error(`variant ${name} failed (exit ${result.status})`)
   return JSON.parse(result.stdout.trim().split('\n').pop())
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
 function main() {

@@ -10,7 +10,7 @@
 // results stay untouched.
 const { spawn, execFile } = require('node:child_process')
 const path = require('node:path')
-const { table, fmt, writeResult, startRedisServer } = require('./lib')
+const { table, fmt, median, writeResult, startRedisServer } = require('./lib')
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
@@ -125,11 +125,6 @@ async function measure(framework, variant, redisPort) {
   } finally {
     await stop(child)
   }
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
 function label(framework, variant) {

@@ -40,6 +40,13 @@ async function throughput(task, total, inFlight) {
   return total / seconds
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
 function heapUsed() {
   globalThis.gc?.()
   globalThis.gc?.()
@@ -171,6 +178,7 @@ module.exports = {
   machine,
   throughput,
   heapUsed,
+  median,
   table,
   fmt,
   writeResult,

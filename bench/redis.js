@@ -9,7 +9,7 @@ const { Redis } = require('ioredis')
 const { createLimiter } = require('@sluice/core')
 const { RedisStore } = require('@sluice/redis')
 const { RateLimiterRedis } = require('rate-limiter-flexible')
-const { throughput, table, fmt, writeResult, startRedisServer } = require('./lib')
+const { throughput, table, fmt, median, writeResult, startRedisServer } = require('./lib')
 
 const SEQUENTIAL_OPS = Number(process.env.BENCH_REDIS_SEQ_OPS ?? 20_000)
 const IN_FLIGHT_OPS = Number(process.env.BENCH_REDIS_OPS ?? 200_000)
@@ -17,11 +17,6 @@ const IN_FLIGHT = 1000
 const ROUNDS = Number(process.env.BENCH_REDIS_ROUNDS ?? 3)
 const MILLION = Number(process.env.BENCH_REDIS_KEYS ?? 1_000_000)
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
 
