@@ -64,14 +64,44 @@ export interface RedisStoreOptions {
    * @default 100
    */
   policyScripts?: number
+  /**
+   * Most consumes sent to Redis in one script call. The consumes of a single-limit limiter
+   * (one with its own script, see policyScripts) made in one event-loop turn are sent together
+   * when the turn ends, as one EVALSHA that decides them one after another, in the order they
+   * were made, each exactly as it would be alone. Redis then starts one script instead of many
+   * and Node sends and parses one command: under load, more decisions per second from both.
+   * A consume made alone still goes alone, at the cost of waiting for the end of the turn, as
+   * ioredis's auto-pipelining does. `1` turns it off. Not on a Cluster, whose scripts may only
+   * touch keys of one slot, nor for reservations (`maxDelayMs`), peeks or refunds.
+   * @default 32
+   */
+  batchSize?: number
 }
 
-/** A flat script with one policy baked in (see lua/flat.ts), run with EVALSHA by the store. */
-interface PolicyScript {
+/** A script the store runs with EVALSHA (see evaluate). */
+interface LoadedScript {
   readonly lua: string
   readonly sha: string
   /** Set once it has been sent: the first call sends EVAL (which loads it), later ones EVALSHA. */
   sent: boolean
+}
+
+/** A flat script with one policy baked in (see lua/flat.ts), and its batch form. */
+interface PolicyScript extends LoadedScript {
+  readonly batch: LoadedScript
+}
+
+/** A consume waiting in the batch of its policy's script (see RedisStore.enqueue). */
+interface BatchEntry {
+  readonly plan: Plan
+  readonly own: PolicyScript
+  /** The state key. */
+  readonly key: string
+  readonly request: StoreRequest
+  /** The sliding-log request id, used when it goes alone. */
+  readonly extra: string
+  resolve(outcomes: PolicyOutcome[]): void
+  reject(error: unknown): void
 }
 
 /** What the store sends for one set of policies, worked out once per policies array. */
@@ -101,7 +131,15 @@ interface Evaluator {
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 
-const KNOWN = ['client', 'prefix', 'time', 'clockToleranceMs', 'blockCache', 'policyScripts']
+const KNOWN = [
+  'client',
+  'prefix',
+  'time',
+  'clockToleranceMs',
+  'blockCache',
+  'policyScripts',
+  'batchSize',
+]
 
 const FLAT: Readonly<Partial<Record<AlgorithmName, FlatKind>>> = {
   gcra: 'meter',
@@ -146,6 +184,11 @@ export class RedisStore implements Store {
   private readonly maxPolicyScripts: number
   /** Per-policy scripts by configuration (see policyScript). */
   private readonly policyScripts = new Map<string, PolicyScript>()
+  /** 1 on a Cluster (see RedisStoreOptions.batchSize). */
+  private readonly batchSize: number
+  /** Consumes waiting for the end of the turn, by script. */
+  private readonly batches = new Map<PolicyScript, BatchEntry[]>()
+  private flushScheduled = false
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') {
@@ -197,6 +240,13 @@ export class RedisStore implements Store {
       )
     }
     this.maxPolicyScripts = policyScripts
+    const batchSize = options.batchSize ?? 32
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+      throw new ConfigError(
+        `\`batchSize\` must be a positive integer; got ${describeValue(batchSize)}`,
+      )
+    }
+    this.batchSize = this.client.isCluster ? 1 : batchSize
     // Registered once per store; ioredis sends EVAL the first time on each connection and
     // EVALSHA after, and answers NOSCRIPT (Redis restarted or SCRIPT FLUSH) by sending EVAL
     // again. A NOSCRIPT reply means the script did not run, so nothing is counted twice.
@@ -349,9 +399,8 @@ export class RedisStore implements Store {
   }
 
   /**
-   * A flat operation ('c', 'p', 'r') through the policy's own script: EVALSHA <sha> 1 <key>,
-   * then only the ARGV up to the last one that is not its default (see `inputs` in
-   * lua/flat.ts), so a consume with server time and cost 1 sends no ARGV at all.
+   * A flat operation ('c', 'p', 'r') through the policy's own script. A plain consume joins
+   * the batch of its script (see batchSize); the rest go alone.
    */
   private runOwn(
     plan: Plan,
@@ -364,6 +413,26 @@ export class RedisStore implements Store {
       request.keys === undefined
         ? keyStem(this.prefix, request.key) + plan.ids[0]
         : stateKey(keyStem(this.prefix, request.key), request.keys, 0, plan.ids[0])
+    if (op === 'c' && this.batchSize > 1 && !(request.maxDelayMs! > 0)) {
+      return new Promise((resolve, reject) => {
+        this.enqueue({ plan, own, key, request, extra, resolve, reject })
+      })
+    }
+    return this.runAlone(plan, own, key, request, op, extra)
+  }
+
+  /**
+   * EVALSHA <sha> 1 <key>, then only the ARGV up to the last one that is not its default (see
+   * `inputs` in lua/flat.ts), so a consume with server time and cost 1 sends no ARGV at all.
+   */
+  private runAlone(
+    plan: Plan,
+    own: PolicyScript,
+    key: string,
+    request: StoreRequest,
+    op: Op,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
     const cost = request.cost
     const maxDelayMs = request.maxDelayMs! > 0 ? (request.maxDelayMs as number) : 0
     // ARGV is extra, op, now, cost, maxDelayMs, defaults '', 'c', TIME, 1, 0: send up to the
@@ -386,21 +455,114 @@ export class RedisStore implements Store {
     if (count > 2) args.push(this.serverTime ? '' : String(request.now))
     if (count > 3) args.push(String(cost))
     if (count > 4) args.push(String(maxDelayMs))
-    const client = this.client as unknown as Evaluator
-    let sent: Promise<unknown>
-    if (own.sent) {
-      sent = client.evalsha(...args)
-    } else {
-      own.sent = true
-      sent = client.eval(own.lua, ...args.slice(1))
+    return this.evaluate(own, args, (reply) =>
+      op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)],
+    )
+  }
+
+  /**
+   * Adds a consume to the batch of its script, sent when the event-loop turn ends (one timer
+   * for every batch), when it is full, or when a consume at another client-time `now` comes.
+   */
+  private enqueue(entry: BatchEntry): void {
+    let batch = this.batches.get(entry.own)
+    if (batch !== undefined && !this.serverTime && batch[0].request.now !== entry.request.now) {
+      this.batches.delete(entry.own)
+      this.send(batch)
+      batch = undefined
     }
-    const answer = (reply: unknown): PolicyOutcome[] =>
-      op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)]
-    return sent.then(answer, (error: unknown) => {
-      // NOSCRIPT (Redis restarted, SCRIPT FLUSH, another cluster node): the script did not
-      // run, so sending it again with EVAL, which loads it, counts nothing twice.
+    if (batch === undefined) {
+      batch = []
+      this.batches.set(entry.own, batch)
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(this.flush)
+      }
+    }
+    batch.push(entry)
+    if (batch.length >= this.batchSize) {
+      this.batches.delete(entry.own)
+      this.send(batch)
+    }
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false
+    for (const batch of this.batches.values()) this.send(batch)
+    this.batches.clear()
+  }
+
+  /**
+   * One EVALSHA of the batch script for every consume of the batch (one alone goes through the
+   * plain script): KEYS are their keys in order, ARGV the batch's sliding-log id, `now` and,
+   * unless all are 1, the costs. The reply holds each one's reply, in order.
+   */
+  private send(batch: readonly BatchEntry[]): void {
+    const first = batch[0]
+    if (batch.length === 1) {
+      this.runAlone(first.plan, first.own, first.key, first.request, 'c', first.extra).then(
+        first.resolve,
+        first.reject,
+      )
+      return
+    }
+    const { plan, own } = first
+    const args = [own.batch.sha, String(batch.length)]
+    let costs = false
+    for (const entry of batch) {
+      args.push(entry.key)
+      if (entry.request.cost !== 1) costs = true
+    }
+    args.push(plan.hasLog ? this.requestId(plan) : '')
+    args.push(this.serverTime ? '' : String(first.request.now))
+    if (costs) for (const entry of batch) args.push(String(entry.request.cost))
+    this.evaluate(own.batch, args, (reply) => {
+      if (!Array.isArray(reply) || reply.length !== batch.length) {
+        throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+      }
+      return reply as unknown[]
+    }).then(
+      (replies) => {
+        const policy = plan.policies[0]
+        const kind = plan.flat as FlatKind
+        for (let i = 0; i < batch.length; i++) {
+          const { request, resolve, reject } = batch[i]
+          // A decision that failed in the script (see tail in lua/flat.ts) fails alone.
+          if (replies[i] instanceof Error) {
+            reject(replies[i])
+            continue
+          }
+          try {
+            resolve([flatReply(kind, replies[i], policy, request)])
+          } catch (error) {
+            reject(error)
+          }
+        }
+      },
+      (error: unknown) => {
+        for (const entry of batch) entry.reject(error)
+      },
+    )
+  }
+
+  /**
+   * EVALSHA (EVAL the first time, which loads the script), then `answer` on the reply.
+   * NOSCRIPT (Redis restarted, SCRIPT FLUSH, another cluster node) means the script did not
+   * run, so sending it again with EVAL counts nothing twice.
+   */
+  private evaluate<T>(
+    script: LoadedScript,
+    args: string[],
+    answer: (reply: unknown) => T,
+  ): Promise<T> {
+    const client = this.client as unknown as Evaluator
+    if (!script.sent) {
+      script.sent = true
+      return client.eval(script.lua, ...args.slice(1)).then(answer)
+    }
+    return client.evalsha(...args).then(answer, (error: unknown) => {
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error
-      return client.eval(own.lua, ...args.slice(1)).then(answer)
+      return client.eval(script.lua, ...args.slice(1)).then(answer)
     })
   }
 
@@ -409,17 +571,21 @@ export class RedisStore implements Store {
     const config = `${policy.algorithm}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
-      const { lua, sha } = luaScript(
-        config,
-        flatLua(policy.algorithm, {
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          burst: policy.burst,
-          precision: policy.precision,
-          slackMs: Number(this.toleranceMs),
-        }),
-      )
-      own = { lua, sha, sent: false }
+      const baked = {
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        burst: policy.burst,
+        precision: policy.precision,
+        slackMs: Number(this.toleranceMs),
+      }
+      const single = luaScript(config, flatLua(policy.algorithm, baked))
+      const batch = luaScript(`${config}/batch`, flatLua(policy.algorithm, baked, true))
+      own = {
+        lua: single.lua,
+        sha: single.sha,
+        sent: false,
+        batch: { lua: batch.lua, sha: batch.sha, sent: false },
+      }
       this.policyScripts.set(config, own)
     }
     return own

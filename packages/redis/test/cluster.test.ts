@@ -134,6 +134,29 @@ test('per-policy scripts: two configurations on every node, reloaded after SCRIP
   expect(admitted(1)).toBe(keys.length * 5)
 })
 
+test('no batches on a Cluster: one script call per consume, each touching one slot', async () => {
+  const store = new RedisStore({ client, blockCache: false, batchSize: 64 })
+  const limiter = createLimiter({ store, algorithm: 'fixed-window', limit: 100, window: '1h' })
+  const stamp = Date.now()
+  const round = () =>
+    Promise.all(Array.from({ length: 40 }, (_, i) => limiter.consume(`nb${stamp}:${i % 8}`)))
+  // The first round loads the script on every node (NOSCRIPT, then EVAL, where it was missing).
+  await round()
+  const calls = async () => {
+    let total = 0
+    for (const node of direct) {
+      const info = await node.info('commandstats')
+      for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm))
+        total += Number(m[1])
+    }
+    return total
+  }
+  const before = await calls()
+  const decisions = await round()
+  expect(decisions.every((d) => d.allowed)).toBe(true)
+  expect((await calls()) - before).toBe(40)
+})
+
 test('a single-limit key resharded mid-traffic keeps its limit and its block', async () => {
   const store = new RedisStore({ client, blockCache: false })
   const limit = 30

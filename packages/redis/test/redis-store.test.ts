@@ -1,4 +1,10 @@
-import { createLimiter, resolvePolicy, type Policy, type PolicyOutcome } from '@sluice/core'
+import {
+  createLimiter,
+  resolvePolicy,
+  type Decision,
+  type Policy,
+  type PolicyOutcome,
+} from '@sluice/core'
 import { escapeKey, RedisStore, SCRIPTS } from '@sluice/redis'
 import { ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
@@ -145,7 +151,9 @@ describe('per-policy scripts', () => {
     expect((await large.consume(key)).allowed).toBe(false)
     // The shared single-policy script was never needed.
     expect(await admin.script('EXISTS', SCRIPTS['gcra:1'].sha)).toEqual([0])
-    // A plain consume is EVALSHA <sha> 1 <key>: nothing else on the wire.
+    // A plain consume is EVALSHA <sha> 1 <key>: nothing else on the wire (once the script is
+    // loaded: the consumes above went in batches, through the batch script).
+    await small.consume(freshKey())
     const seen: string[][] = []
     const monitor = await connect().monitor()
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -162,12 +170,18 @@ describe('per-policy scripts', () => {
     const store = new RedisStore({ client: connect({ enableAutoPipelining: true }) })
     const policies = [resolvePolicy({ algorithm: 'fixed-window', limit: 150, window: '1h' })]
     const key = freshKey()
+    // Both forms loaded: the script alone, and the batch script.
     await store.consume({ key, policies, cost: 1, now: 0 })
+    await Promise.all([1, 2].map(() => store.consume({ key, policies, cost: 1, now: 0 })))
     await admin.script('FLUSH')
     const all = await Promise.all(
       Array.from({ length: 200 }, () => store.consume({ key, policies, cost: 1, now: 0 })),
     )
-    expect(all.filter((r) => r.outcomes[0].allowed).length).toBe(149)
+    expect(all.filter((r) => r.outcomes[0].allowed).length).toBe(147)
+    await admin.script('FLUSH')
+    expect((await store.consume({ key, policies, cost: 1, now: 0 })).outcomes[0].allowed).toBe(
+      false,
+    )
     expect((await store.peek({ key, policies, cost: 0, now: 0 })).outcomes[0].remaining).toBe(0)
   })
 
@@ -198,6 +212,113 @@ describe('per-policy scripts', () => {
     expect(await admin.script('EXISTS', SCRIPTS['token-bucket:1'].sha)).toEqual([1])
     expect(() => new RedisStore({ client, policyScripts: -1 })).toThrow(/`policyScripts`/)
     expect(() => new RedisStore({ client, policyScripts: 1.5 })).toThrow(/`policyScripts`/)
+  })
+})
+
+/** The script calls (EVAL, EVALSHA) Redis runs while `work` runs, as MONITOR sees them. */
+async function scriptsDuring(work: () => Promise<unknown>): Promise<string[][]> {
+  const seen: string[][] = []
+  const monitor = await connect().monitor()
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    const command = args[0]?.toLowerCase()
+    if (command === 'evalsha' || command === 'eval') seen.push(args)
+  })
+  await work()
+  // MONITOR reports asynchronously: a PING on the same server comes after every call above.
+  await admin.ping()
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  monitor.disconnect()
+  return seen
+}
+
+describe('batches', () => {
+  test('consumes made in one turn go as one script call per batchSize, decided in order', async () => {
+    const store = new RedisStore({ client: connect(), blockCache: false, batchSize: 4 })
+    const limiter = createLimiter({ store, algorithm: 'fixed-window', limit: 6, window: '1h' })
+    const key = freshKey()
+    let decisions: Decision[] = []
+    const calls = await scriptsDuring(async () => {
+      decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
+    })
+    expect(decisions.map((d) => d.allowed)).toEqual([
+      ...Array(6).fill(true),
+      ...Array(4).fill(false),
+    ])
+    expect(decisions.map((d) => d.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0, 0, 0])
+    // Three calls, with 4, 4 and 2 keys; server time and cost 1: ARGV is the empty id and now.
+    expect(calls.map((args) => Number(args[2]))).toEqual([4, 4, 2])
+    expect(calls[2].slice(3)).toEqual([
+      expect.stringMatching(/^sluice:\{t/),
+      expect.any(String),
+      '',
+      '',
+    ])
+  })
+
+  test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {
+    const off = new RedisStore({ client: connect(), blockCache: false, batchSize: 1 })
+    const on = new RedisStore({ client: connect(), blockCache: false })
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: '1h' })]
+    const key = freshKey()
+    const calls = await scriptsDuring(async () => {
+      await Promise.all([1, 2, 3].map(() => off.consume({ key, policies, cost: 1, now: 0 })))
+      await on.consume({ key, policies, cost: 1, now: 0 })
+    })
+    expect(calls.map((args) => Number(args[2]))).toEqual([1, 1, 1, 1])
+    expect(() => new RedisStore({ client: admin, batchSize: 0 })).toThrow(/`batchSize`.*got 0/)
+    expect(() => new RedisStore({ client: admin, batchSize: 2.5 })).toThrow(/`batchSize`.*2\.5/)
+  })
+
+  test('client time: a consume at another now starts another batch; costs travel when not all 1', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client', blockCache: false })
+    const policies = [resolvePolicy({ algorithm: 'token-bucket', limit: 5, window: 5000 })]
+    const [a, b] = [freshKey(), freshKey()]
+    const model = new ReferenceModel(policies)
+    const made = [
+      [a, 1000, 1],
+      [a, 1000, 3],
+      [b, 1000, 1],
+      [a, 3000, 1],
+      [a, 3000, 2],
+    ] as const
+    let outcomes: PolicyOutcome[][] = []
+    const calls = await scriptsDuring(async () => {
+      const results = await Promise.all(
+        made.map(([key, now, cost]) => store.consume({ key, policies, cost, now })),
+      )
+      outcomes = results.map((r) => plain(r.outcomes))
+    })
+    const other = new ReferenceModel(policies)
+    const expected = made.map(([key, now, cost]) => (key === a ? model : other).consume(now, cost))
+    expect(outcomes).toEqual(expected)
+    expect(calls.map((args) => args.slice(2 + 1 + Number(args[2])))).toEqual([
+      ['', '1000', '1', '3', '1'],
+      ['', '3000', '1', '2'],
+    ])
+  })
+
+  test('a decision that fails in the script fails alone; the rest of its batch is decided', async () => {
+    const store = new RedisStore({ client: connect(), blockCache: false })
+    const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]
+    const [good, bad] = [freshKey(), freshKey()]
+    await admin.lpush(`sluice:{${bad}}:${policy.id}`, 'not a rate limit')
+    const results = await Promise.allSettled(
+      [good, bad, good, good].map((key) =>
+        store.consume({ key, policies: [policy], cost: 1, now: 0 }),
+      ),
+    )
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ])
+    expect((results[1] as PromiseRejectedResult).reason).toEqual(
+      expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }),
+    )
+    const admitted = results.map((r) => r.status === 'fulfilled' && r.value.outcomes[0].allowed)
+    expect(admitted).toEqual([true, false, true, false])
+    expect(await admin.lrange(`sluice:{${bad}}:${policy.id}`, 0, -1)).toEqual(['not a rate limit'])
   })
 })
 

@@ -16,6 +16,7 @@ import {
   type Policy,
   type PolicyOutcome,
   type Store,
+  type StoreResult,
 } from '@sluice/core'
 import fc from 'fast-check'
 
@@ -61,6 +62,13 @@ export interface StoreCapabilities {
    * @default true
    */
   readonly reservations?: boolean
+  /**
+   * Algorithms whose decisions made together in one process (not awaited one by one) are
+   * decided in the order they were made. For the others the store may decide them in another
+   * order, each still exact (MemcachedStore's counters: read, then increment).
+   * @default every algorithm the store runs
+   */
+  readonly ordered?: readonly AlgorithmName[]
   /**
    * Randomized traces per case (each a fresh key and a few dozen steps).
    * @default 60
@@ -252,6 +260,7 @@ export function describeStoreConformance(
   const reservations = capabilities.reservations ?? true
   const extraSteps = { penalize: penalties, reservations }
   const traceRuns = capabilities.traceRuns ?? 60
+  const ordered = supported.filter((a) => capabilities.ordered?.includes(a) ?? true)
   const meters = supported.filter(
     (a) => a === 'token-bucket' || a === 'leaky-bucket' || a === 'gcra',
   )
@@ -905,6 +914,54 @@ export function describeStoreConformance(
             },
           ),
           { numRuns: traceRuns },
+        )
+      })
+    }
+
+    // Decisions made together, not awaited one by one, as an HTTP server makes them: a store may
+    // send them together (RedisStore's batches) but decides each as alone, in the order made.
+    const together = fc.array(
+      fc.record({
+        dt: fc.integer({ min: 0, max: 3000 }),
+        calls: fc.array(
+          fc.record({
+            key: fc.integer({ min: 0, max: 2 }),
+            cost: costs,
+            // The clock sometimes moves between two calls of one turn.
+            dt: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 9 })),
+          }),
+          { minLength: 1, maxLength: 40 },
+        ),
+      }),
+      { minLength: 1, maxLength: 4 },
+    )
+    for (const algorithm of ordered) {
+      test(`decisions made together equal core's, in the order made (${algorithm})`, async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            limitArbitrary(algorithm),
+            fc.integer({ min: 0, max: 10_000_000 }),
+            together,
+            async (limit, start, groups) => {
+              const policies = [resolvePolicy(limit)]
+              const keys = [freshKey(), freshKey(), freshKey()]
+              const models = keys.map(() => new ReferenceModel(policies))
+              let now = start
+              for (const [index, group] of groups.entries()) {
+                now += group.dt
+                const expected: PolicyOutcome[][] = []
+                const made: Promise<StoreResult>[] = []
+                for (const call of group.calls) {
+                  now += call.dt
+                  expected.push(models[call.key].consume(now, call.cost))
+                  made.push(store.consume({ key: keys[call.key], policies, cost: call.cost, now }))
+                }
+                const outcomes = (await Promise.all(made)).map((r) => plain(r.outcomes))
+                expect({ group: index, outcomes }).toEqual({ group: index, outcomes: expected })
+              }
+            },
+          ),
+          { numRuns: Math.ceil(traceRuns / 3) },
         )
       })
     }

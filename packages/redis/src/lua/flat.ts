@@ -42,9 +42,17 @@ export interface BakedPolicy {
  * ARGV[3]  now in ms; default (or '') Redis TIME
  * ARGV[4]  cost; default 1
  * ARGV[5]  maxDelayMs; default 0
+ *
+ * Batch script (per policy, `batch`): consumes only, one key per decision in KEYS, decided one
+ * after another in that order (see `tail`), each as the per-policy script would alone:
+ *
+ * ARGV[1]      sliding-log: the batch's request id (decision i uses `<id>/<i>`); else ''
+ * ARGV[2]      now in ms, for every decision of the batch; '' for Redis TIME
+ * ARGV[2 + i]  cost of decision i; all absent when every cost is 1
  */
-function inputs(code: string, baked: BakedPolicy | undefined): string {
+function inputs(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
   if (baked === undefined) {
+    if (batch) throw new Error('a batch script needs a baked policy')
     return `
 if ARGV[7] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[7]) .. ' is not in this script') end
 local key, op, extra = KEYS[1], ARGV[1], ARGV[4]
@@ -57,24 +65,57 @@ local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), to
     if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
     return String(x)
   }
+  const policy = `local limit, window, burst, precision = ${n(baked.limit)}, ${n(baked.windowMs)}, ${n(baked.burst)}, ${n(baked.precision)}`
+  if (batch) {
+    return `
+local op, slack, maxd = 'c', ${n(baked.slackMs)}, 0
+${policy}
+local now = tonumber(ARGV[2])
+`
+  }
   return `
 local key, extra, op = KEYS[1], ARGV[1] or '', ARGV[2] or 'c'
 local now = tonumber(ARGV[3])
 local cost, slack, maxd = tonumber(ARGV[4]) or 1, ${n(baked.slackMs)}, tonumber(ARGV[5]) or 0
-local limit, window, burst, precision = ${n(baked.limit)}, ${n(baked.windowMs)}, ${n(baked.burst)}, ${n(baked.precision)}
+${policy}
 `
 }
 
 /** Reads `now` (Redis TIME unless given); `server` says which. */
-function clock(code: string, baked: BakedPolicy | undefined): string {
+function clock(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local call = redis.call
-${inputs(code, baked)}local server = not now
+${inputs(code, baked, batch)}local server = not now
 if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
+${batch ? 'local function one(key, extra, cost)\n' : ''}`
+}
+
+/**
+ * The end of a batch script (see `inputs`): the decision above, as the function `one`, for
+ * each key in turn, in the order given, each with its own cost and sliding-log request id.
+ * A decision that fails (a key of the wrong type) fails alone: its reply is the error, and
+ * the others are decided as they would be without it. It wrote nothing: every write follows
+ * the reads that can fail.
+ */
+function tail(batch: boolean): string {
+  if (!batch) return ''
+  return `end
+local id, out = ARGV[1], {}
+for i = 1, #KEYS do
+  local extra = id
+  if id ~= '' then extra = id .. '/' .. i end
+  local ok, reply = pcall(one, KEYS[i], extra, tonumber(ARGV[i + 2]) or 1)
+  if ok then
+    out[i] = reply
+  else
+    out[i] = redis.error_reply(type(reply) == 'table' and reply.err or tostring(reply))
+  end
+end
+return out
 `
 }
 
@@ -82,8 +123,8 @@ end
 const BLOCK_KEY = `string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b'`
 
 /** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
-function prologue(code: string, baked: BakedPolicy | undefined): string {
-  return `${clock(code, baked)}if op ~= 'r' then
+function prologue(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+  return `${clock(code, baked, batch)}if op ~= 'r' then
   local blocked = redis.pcall('GET', ${BLOCK_KEY})
   if type(blocked) == 'string' then
     local wait = tonumber(blocked) - now
@@ -94,10 +135,10 @@ end
 }
 
 /** prologue, then GETs the state and decodes it into `sa`, `sb`. */
-function head(code: string, baked: BakedPolicy | undefined): string {
+function head(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
   // One MGET of the block and the state measured no cheaper than two GETs, and would need a
   // second path for the moment of a migration when the cluster refuses it.
-  return `${prologue(code, baked)}local v = call('GET', key)
+  return `${prologue(code, baked, batch)}local v = call('GET', key)
 local sa, sb = 0, 0
 if v then
   local sep = string.find(v, ':', 1, true)
@@ -142,7 +183,7 @@ end
 `
 }
 
-export const gcraFlat = (baked?: BakedPolicy): string => `${head('gc', baked)}
+export const gcraFlat = (baked?: BakedPolicy, batch = false): string => `${head('gc', baked, batch)}
 -- sa = tat remainder, sb = tat (ms)
 local backlog = (sb - now) * limit + sa
 if backlog < 0 then backlog = 0 end
@@ -168,11 +209,11 @@ local expires_at = tat
 if rem > 0 then expires_at = tat + 1 end
 ${save('rem', 'tat', 'expires_at')}
 return backlog
-`
+${tail(batch)}`
 
 /** token-bucket and leaky-bucket (shaping): sa = level (missing x windowMs), sb = last refill. */
-export function bucketFlat(code: 'tb' | 'lb', baked?: BakedPolicy): string {
-  return `${head(code, baked)}
+export function bucketFlat(code: 'tb' | 'lb', baked?: BakedPolicy, batch = false): string {
+  return `${head(code, baked, batch)}
 local level = sa
 if now > sb then
   level = sa - (now - sb) * limit
@@ -195,11 +236,14 @@ local expires_at = 0
 if level > 0 then expires_at = last + ceil(level / limit) end
 ${save('level', 'last', 'expires_at')}
 return backlog
-`
+${tail(batch)}`
 }
 
 /** fixed-window: sa = count, sb = window start. */
-export const fixedWindowFlat = (baked?: BakedPolicy): string => `${head('fw', baked)}
+export const fixedWindowFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+): string => `${head('fw', baked, batch)}
 if op == 'r' then
   local at = now - tonumber(extra)
   local count = sa
@@ -222,7 +266,7 @@ if cost > limit or count + cost > limit or op == 'p' or cost == 0 then return re
 count = count + cost
 ${save('count', 'window_start', 'window_start + window')}
 return reply
-`
+${tail(batch)}`
 
 /**
  * sliding-window, any precision (sliding-window.ts in core, lua/sliding-window.ts here): the
@@ -239,7 +283,8 @@ return reply
  */
 export const slidingWindowFlat = (
   baked?: BakedPolicy,
-): string => `${prologue('sw', baked)}local size = window / precision
+  batch = false,
+): string => `${prologue('sw', baked, batch)}local size = window / precision
 local ring = precision + 1
 local h = call('HGETALL', key)
 local newest, c = 0, {}
@@ -320,7 +365,7 @@ else
 end
 call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))
 return h
-`
+${tail(batch)}`
 
 /**
  * sliding-log (sliding-log.ts in core, lua/sliding-log.ts here): the same sorted set, one
@@ -335,7 +380,10 @@ return h
  * core's own decide (flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
  * integer reply: the key's block.
  */
-export const slidingLogFlat = (baked?: BakedPolicy): string => `${prologue('sl', baked)}
+export const slidingLogFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+): string => `${prologue('sl', baked, batch)}
 if op == 'r' then
   local at = now - tonumber(extra)
   if at <= now - window then return nil end
@@ -377,4 +425,4 @@ end
 if newest < now then newest = now end
 call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
 return reply
-`
+${tail(batch)}`

@@ -51,21 +51,24 @@ const NEEDS_METER: ReadonlySet<AlgorithmName> = new Set(['token-bucket', 'leaky-
 
 export type { BakedPolicy } from './flat'
 
-/** A flat script's Lua (see flat.ts): shared (policy in ARGV), or with `baked` as constants. */
-export function flatLua(algorithm: AlgorithmName, baked?: BakedPolicy): string {
+/**
+ * A flat script's Lua (see flat.ts): shared (policy in ARGV), or with `baked` as constants;
+ * with `batch` (baked only), the form that decides one consume per key of KEYS in one call.
+ */
+export function flatLua(algorithm: AlgorithmName, baked?: BakedPolicy, batch = false): string {
   switch (algorithm) {
     case 'gcra':
-      return gcraFlat(baked)
+      return gcraFlat(baked, batch)
     case 'fixed-window':
-      return fixedWindowFlat(baked)
+      return fixedWindowFlat(baked, batch)
     case 'token-bucket':
-      return bucketFlat('tb', baked)
+      return bucketFlat('tb', baked, batch)
     case 'leaky-bucket':
-      return bucketFlat('lb', baked)
+      return bucketFlat('lb', baked, batch)
     case 'sliding-window':
-      return slidingWindowFlat(baked)
+      return slidingWindowFlat(baked, batch)
     case 'sliding-log':
-      return slidingLogFlat(baked)
+      return slidingLogFlat(baked, batch)
   }
 }
 
