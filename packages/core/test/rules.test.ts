@@ -493,3 +493,19 @@ describe('sluice check-rules (the CLI, run as a child process)', () => {
     expect((await sluice('check-rules')).code).toBe(2)
   })
 })
+
+test('zod is loaded with the first rules, not with core (it slows every HTTP request)', async () => {
+  const script = `
+    const loaded = () => Object.keys(require.cache).some((p) => p.includes('/node_modules/zod/'))
+    const core = require('./packages/core/src/index')
+    const before = loaded()
+    core.parseRules('domain: api\\ndescriptors: []\\n')
+    console.log(JSON.stringify([before, loaded()]))
+  `
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-e', script],
+    { cwd: resolve(__dirname, '../../..') },
+  )
+  expect(JSON.parse(stdout)).toEqual([false, true])
+})

@@ -80,7 +80,7 @@ function build(
   source: string,
   lineOfIssue: (issue: Issue, unknownKey?: string) => number | undefined,
 ): RuleSet {
-  const parsed = rulesSchema.safeParse(input)
+  const parsed = rulesSchema().safeParse(input)
   let issues: Issue[]
   let unknownKeys: (string | undefined)[] = []
   let rules: RuleSet | undefined
