@@ -498,6 +498,15 @@ export class RedisStore implements Store {
    * unless all are 1, the costs. The reply holds each one's reply, in order.
    */
   private send(batch: readonly BatchEntry[]): void {
+    try {
+      this.sendNow(batch)
+    } catch (error) {
+      // Nothing may throw out of the flush (a timer callback): each consume fails instead.
+      for (const entry of batch) entry.reject(error)
+    }
+  }
+
+  private sendNow(batch: readonly BatchEntry[]): void {
     const first = batch[0]
     if (batch.length === 1) {
       this.runAlone(first.plan, first.own, first.key, first.request, 'c', first.extra).then(

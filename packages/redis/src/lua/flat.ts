@@ -99,21 +99,26 @@ ${batch ? 'local function one(key, extra, cost)\n' : ''}`
  * each key in turn, in the order given, each with its own cost and sliding-log request id.
  * A decision that fails (a key of the wrong type) fails alone: its reply is the error, and
  * the others are decided as they would be without it. It wrote nothing: every write follows
- * the reads that can fail.
+ * the reads that can fail. One pcall covers the run of decisions from `from` on, and another
+ * starts after a failure: a pcall per decision cost Redis 0.4 us each.
  */
 function tail(batch: boolean): string {
   if (!batch) return ''
   return `end
-local id, out = ARGV[1], {}
-for i = 1, #KEYS do
-  local extra = id
-  if id ~= '' then extra = id .. '/' .. i end
-  local ok, reply = pcall(one, KEYS[i], extra, tonumber(ARGV[i + 2]) or 1)
-  if ok then
-    out[i] = reply
-  else
-    out[i] = redis.error_reply(type(reply) == 'table' and reply.err or tostring(reply))
+local id, out, n, done = ARGV[1], {}, #KEYS, 0
+local function run(from)
+  for i = from, n do
+    local extra = id
+    if id ~= '' then extra = id .. '/' .. i end
+    out[i] = one(KEYS[i], extra, tonumber(ARGV[i + 2]) or 1)
+    done = i
   end
+end
+while done < n do
+  local ok, err = pcall(run, done + 1)
+  if ok then break end
+  done = done + 1
+  out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
 return out
 `
