@@ -335,9 +335,12 @@ export class RedisStore implements Store {
   async block({ key, until, now }: StoreBlock): Promise<void> {
     this.cache?.forget(key)
     const command = this.commands.get(SCRIPTS.block) as ScriptCommand
+    // On standalone Redis also `<prefix>:blocks`, which batch scripts read (see lua/block.ts).
+    const keys = this.client.isCluster
+      ? [1, keyStem(this.prefix, key) + 'b']
+      : [2, keyStem(this.prefix, key) + 'b', `${this.prefix}:blocks`]
     await command(
-      1,
-      keyStem(this.prefix, key) + 'b',
+      ...keys,
       this.serverTime ? '' : String(now),
       String(until - now),
       this.toleranceMs,

@@ -297,6 +297,34 @@ describe('batches', () => {
     ])
   })
 
+  test('batches read the key blocks only while <prefix>:blocks says one may exist', async () => {
+    const prefix = `bk${keys++}`
+    const store = new RedisStore({ client: connect(), prefix, blockCache: false })
+    const policies = [resolvePolicy({ algorithm: 'sliding-window', limit: 10, window: '1h' })]
+    const [blocked, free] = [freshKey(), freshKey()]
+    const together = (now: number) =>
+      Promise.all(
+        [blocked, free, blocked].map((key) => store.consume({ key, policies, cost: 1, now })),
+      )
+    const gets = async () => (await commandCalls()).get ?? 0
+    // No block set: the batch's one GET-free decision per key (sliding-window keeps a hash).
+    await admin.config('RESETSTAT')
+    await together(Date.now())
+    expect(await gets()).toBe(0)
+    expect(await admin.exists(`${prefix}:blocks`)).toBe(0)
+    // A block: the flag lives at least as long, and the batch honours the block.
+    await store.block({ key: blocked, until: Date.now() + 60_000, now: Date.now() })
+    expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(59_000)
+    await admin.config('RESETSTAT')
+    const results = await together(Date.now())
+    expect(await gets()).toBe(3)
+    expect(results.map((r) => r.outcomes[0].allowed)).toEqual([false, true, false])
+    expect(results[0].outcomes[0].retryAfterMs).toBeGreaterThan(59_000)
+    // A shorter block later does not shorten the flag.
+    await store.block({ key: free, until: Date.now() + 1000, now: Date.now() })
+    expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(58_000)
+  })
+
   test('a decision that fails in the script fails alone; the rest of its batch is decided', async () => {
     const store = new RedisStore({ client: connect(), blockCache: false })
     const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]

@@ -8,6 +8,9 @@
  * ARGV[1]  now in ms, or '' to read Redis TIME (time: 'server')
  * ARGV[2]  how long the block holds from now (ms): the limiter's until - now; <= 0 lifts it
  * ARGV[3]  ms added to the TTL (time: 'client' clock tolerance; 0 with server time)
+ * KEYS[2]  standalone Redis only: `<prefix>:blocks`, kept alive at least as long as this block,
+ *          so batch scripts (flat.ts) look for blocks only while it exists. A Cluster cannot
+ *          touch it in the same script (another slot), and runs no batches.
  *
  * A later block replaces an earlier one (SET), whichever ends first.
  */
@@ -22,6 +25,11 @@ if span <= 0 then
   redis.call('DEL', KEYS[1])
   return nil
 end
-redis.call('SET', KEYS[1], string.format('%d', now + span), 'PX', string.format('%d', span + tonumber(ARGV[3])))
+local ttl = span + tonumber(ARGV[3])
+redis.call('SET', KEYS[1], string.format('%d', now + span), 'PX', string.format('%d', ttl))
+if KEYS[2] then
+  local left = redis.call('PTTL', KEYS[2])
+  if left ~= -1 and left < ttl then redis.call('SET', KEYS[2], '1', 'PX', string.format('%d', ttl)) end
+end
 return nil
 `

@@ -91,8 +91,17 @@ if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-${batch ? 'local function one(key, extra, cost)\n' : ''}`
+${batch ? `${ANY_BLOCK}local function one(key, extra, cost)\n` : ''}`
 }
+
+/**
+ * Batch scripts only (standalone Redis): whether any key of the prefix may be blocked, from
+ * `<prefix>:blocks` (see BLOCK in block.ts), which lives at least as long as every block set
+ * through it. While it is absent, the decisions skip the GET of their key's block: most of the
+ * time no key is blocked, and that GET was about a sixth of a decision's time in Redis.
+ */
+const ANY_BLOCK = `local blocks = call('EXISTS', string.sub(KEYS[1], 1, string.find(KEYS[1], ':{', 1, true)) .. 'blocks') == 1
+`
 
 /**
  * The end of a batch script (see `inputs`): the decision above, as the function `one`, for
@@ -129,7 +138,7 @@ const BLOCK_KEY = `string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b
 
 /** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
 function prologue(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
-  return `${clock(code, baked, batch)}if op ~= 'r' then
+  return `${clock(code, baked, batch)}if op ~= 'r'${batch ? ' and blocks' : ''} then
   local blocked = redis.pcall('GET', ${BLOCK_KEY})
   if type(blocked) == 'string' then
     local wait = tonumber(blocked) - now
