@@ -167,8 +167,9 @@ type Op = 'c' | 'p' | 'r' | 'x'
 
 /**
  * The Store contract on Redis: every algorithm as one Lua script (see ./lua), all policies of
- * a key decided in one EVALSHA, one round trip per decision. Works with ioredis
- * `enableAutoPipelining` and with Redis Cluster (every key of one client key shares a hash tag).
+ * a key decided in one EVALSHA, at most one round trip per decision (the consumes of one
+ * event-loop turn share one, see batchSize). Works with ioredis `enableAutoPipelining` and with
+ * Redis Cluster (every key of one client key shares a hash tag).
  */
 export class RedisStore implements Store {
   private readonly client: Redis | Cluster
