@@ -63,7 +63,7 @@ export class Verdict implements Decision, PolicyDecision {
   declare readonly limit: number
   declare readonly policy: Policy
 
-  constructor(policy: Policy) {
+  constructor(policy: Policy, at = 0) {
     this.policy = policy
     this.limit = policy.limit
     this.allowed = false
@@ -72,7 +72,7 @@ export class Verdict implements Decision, PolicyDecision {
     this.retryAfterMs = 0
     this.delayMs = 0
     this.degraded = false
-    this.at = 0
+    this.at = at
   }
 
   get policies(): readonly PolicyDecision[] {

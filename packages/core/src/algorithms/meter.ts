@@ -35,20 +35,21 @@ export function decideMeter(
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
-  maxDelayMs = 0,
+  maxDelayMs: number | undefined,
 ): void {
-  const capacity = policy.burst * policy.windowMs
-  const need = cost * policy.windowMs
-  if (backlog + need <= capacity && (maxDelayMs <= 0 || cost === 0)) {
-    out.allowed = true
-    out.remaining = Math.floor((capacity - backlog - need) / policy.windowMs)
-    out.resetMs = Math.ceil((backlog + need) / policy.limit)
-    out.retryAfterMs = 0
-    // Units ahead of this one leave first, one every windowMs / limit ms.
-    out.delayMs = shaping && cost > 0 ? Math.ceil(backlog / policy.limit) : 0
-    return
+  // The common case only, kept this small so that V8 inlines it into the store's hot path.
+  const windowMs = policy.windowMs
+  const after = backlog + cost * windowMs
+  const left = policy.burst * windowMs - after
+  if (left < 0 || (maxDelayMs! > 0 && cost !== 0)) {
+    return decideMeterRest(backlog, policy, cost, out, shaping, maxDelayMs ?? 0)
   }
-  decideMeterRest(backlog, policy, cost, out, shaping, maxDelayMs, capacity, need)
+  out.allowed = true
+  out.remaining = Math.floor(left / windowMs)
+  out.resetMs = Math.ceil(after / policy.limit)
+  out.retryAfterMs = 0
+  // Units ahead of this one leave first, one every windowMs / limit ms.
+  out.delayMs = shaping && cost > 0 ? Math.ceil(backlog / policy.limit) : 0
 }
 
 /** decideMeter past its common case, a plain request that fits (kept apart to keep that small). */
@@ -59,9 +60,9 @@ function decideMeterRest(
   out: PolicyOutcome,
   shaping: boolean,
   maxDelayMs: number,
-  capacity: number,
-  need: number,
 ): void {
+  const capacity = policy.burst * policy.windowMs
+  const need = cost * policy.windowMs
   if (cost > policy.burst) {
     return rejectForever(
       out,

@@ -1,4 +1,5 @@
 import { algorithms, newOutcome, type Algorithm } from '../algorithms'
+import { Verdict } from '../decision'
 import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
@@ -32,6 +33,7 @@ class PolicyTable {
   private links!: Int32Array
   private freeRows: number[] = []
   private capacity: number
+  /** The most recently used row (NONE when empty); a hot key's row is usually this one. */
   private newest = NONE
   private oldest = NONE
   /** State slots per row. */
@@ -86,7 +88,7 @@ class PolicyTable {
   find(key: string): number {
     const row = this.rows.get(key)
     if (row === undefined) return NONE
-    this.touch(row)
+    if (row !== this.newest) this.touch(row)
     return row
   }
 
@@ -146,8 +148,8 @@ class PolicyTable {
     this.capacity = capacity
   }
 
+  /** Makes a row other than the newest the newest. */
   private touch(row: number): void {
-    if (row === this.newest) return
     this.unlink(row)
     this.linkNewest(row)
   }
@@ -216,12 +218,12 @@ export class MemoryStore implements Store {
    * of a single-policy call is reused by the next call (one allocation less per decision).
    */
   consumeNow({ key, policies, cost, now, keys, maxDelayMs }: StoreRequest): PolicyOutcome[] {
-    if (now > this.latestNow) this.latestNow = now
-    if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blocked(key, policies, now)
     if (policies.length === 1 && keys === undefined) {
-      this.single[0] = this.consumeOne(key, policies[0], cost, now, maxDelayMs)
+      this.single[0] = this.consumeOneNow(key, policies[0], cost, now, maxDelayMs ?? 0)
       return this.single
     }
+    if (now > this.latestNow) this.latestNow = now
+    if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blocked(key, policies, now)
     const outcomes = this.decideAll(key, keys, policies, cost, now, maxDelayMs)
     if (cost === 0) return outcomes
     for (let i = 0; i < outcomes.length; i++) if (!outcomes[i].allowed) return outcomes
@@ -237,35 +239,44 @@ export class MemoryStore implements Store {
 
   /**
    * consumeNow for one policy without rule keys, and without a request object or an array:
-   * the limiter's hot path. Internal: not part of the Store contract.
+   * the limiter's hot path. Internal: not part of the Store contract. Kept small (a blocked or
+   * new key goes elsewhere) so that V8 inlines it, and what it calls, into the limiter.
    */
-  consumeOneNow(key: string, policy: Policy, cost: number, now: number): PolicyOutcome {
-    if (now > this.latestNow) this.latestNow = now
-    if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blocked(key, [policy], now)[0]
-    return this.consumeOne(key, policy, cost, now, undefined)
-  }
-
-  /** One policy, one Map lookup: the common case. */
-  private consumeOne(
+  consumeOneNow(
     key: string,
     policy: Policy,
     cost: number,
     now: number,
-    maxDelayMs: number | undefined,
-  ): PolicyOutcome {
-    const table = this.table(policy)
+    maxDelayMs: number,
+  ): Verdict {
+    if (now > this.latestNow) this.latestNow = now
+    if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blockedOne(key, policy, now)
+    const table = policy === this.lastPolicy ? (this.lastTable as PolicyTable) : this.table(policy)
+    const out = new Verdict(policy, now)
+    const row = table.find(key)
+    if (row === NONE) return this.consumeNewKey(table, key, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
-    const out = newOutcome(policy)
-    let row = table.find(key)
-    if (row === NONE) {
-      if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
-      algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
-      if (!out.allowed || cost === 0) return out
-      row = table.insert(key)
-    } else {
-      algorithm.decide(table.vector, row * table.stride, now, policy, cost, out, maxDelayMs)
-      if (!out.allowed || cost === 0) return out
-    }
+    const base = row * table.stride
+    algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
+    if (out.allowed && cost !== 0) algorithm.apply(table.vector, base, now, policy, cost)
+    return out
+  }
+
+  /** consumeOneNow for a key the table does not hold: decided from the empty state, stored if admitted. */
+  private consumeNewKey(
+    table: PolicyTable,
+    key: string,
+    policy: Policy,
+    cost: number,
+    now: number,
+    maxDelayMs: number,
+    out: Verdict,
+  ): Verdict {
+    const algorithm = table.algorithm
+    if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
+    algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
+    if (!out.allowed || cost === 0) return out
+    const row = table.insert(key)
     algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     return out
   }
@@ -369,17 +380,17 @@ export class MemoryStore implements Store {
   }
 
   /** What every policy answers while the key is blocked. */
-  private blocked(key: string, policies: readonly Policy[], now: number): PolicyOutcome[] {
+  private blocked(key: string, policies: readonly Policy[], now: number): Verdict[] {
+    return policies.map((policy) => this.blockedOne(key, policy, now))
+  }
+
+  /** What one policy answers while the key is blocked: refused until the block ends. */
+  private blockedOne(key: string, policy: Policy, now: number): Verdict {
     const wait = (this.blocks.get(key) as number) - now
-    return policies.map((policy) => {
-      const out = newOutcome(policy)
-      out.allowed = false
-      out.remaining = 0
-      out.resetMs = wait
-      out.retryAfterMs = wait
-      out.delayMs = 0
-      return out
-    })
+    const out = new Verdict(policy, now)
+    out.resetMs = wait
+    out.retryAfterMs = wait
+    return out
   }
 
   private table(policy: Policy): PolicyTable {
