@@ -379,3 +379,61 @@ describe('what a decision says is what happens next', () => {
     }
   })
 })
+
+describe('consume, the one-pass path of a single policy', () => {
+  test('leaves the outcome and the state exactly as decide, then apply, would', () => {
+    const fused = ALGORITHMS.filter((algorithm) => algorithms[algorithm].consume !== undefined)
+    // The memory store's hot path takes it for these; an algorithm without one falls back.
+    expect(fused).toEqual([
+      'fixed-window',
+      'sliding-window',
+      'token-bucket',
+      'leaky-bucket',
+      'gcra',
+    ])
+    for (const algorithm of fused) {
+      const impl = algorithms[algorithm]
+      const steps = (policy: Policy) =>
+        fc.array(
+          fc.record({
+            // Within a window, a few windows on (buckets left stale), or now and then a step
+            // back in time, which the one-pass paths leave to decide + apply.
+            gap: fc.oneof(
+              fc.constant(0),
+              fc.integer({ min: 0, max: policy.windowMs }),
+              fc.integer({ min: 1, max: 3 }).map((n) => n * policy.windowMs),
+              fc.integer({ min: 0, max: 3 * policy.windowMs }),
+              fc.integer({ min: -2000, max: -1 }),
+            ),
+            cost: fc.integer({ min: 0, max: 4 }),
+            maxDelayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5000 })),
+          }),
+          { minLength: 1, maxLength: 60 },
+        )
+      // A start near 0, and one of today's timestamps (window numbers past 2^31 for small windows).
+      const start = fc.oneof(fc.integer({ min: 0, max: 10_000 }), fc.constant(1_763_700_000_000))
+      fc.assert(
+        fc.property(
+          policyArb(algorithm).chain((policy) => fc.tuple(fc.constant(policy), steps(policy))),
+          start,
+          ([policy, trace], at) => {
+            const viaConsume = new Array<number>(impl.slots(policy)).fill(0)
+            const viaDecide = new Array<number>(impl.slots(policy)).fill(0)
+            let now = at
+            for (const step of trace) {
+              now = Math.max(0, now + step.gap)
+              const one = outcome()
+              const two = outcome()
+              impl.consume!(viaConsume, 0, now, policy, step.cost, one, step.maxDelayMs)
+              impl.decide(viaDecide, 0, now, policy, step.cost, two, step.maxDelayMs)
+              if (two.allowed && step.cost !== 0) impl.apply(viaDecide, 0, now, policy, step.cost)
+              expect(one).toEqual(two)
+              expect(viaConsume).toEqual(viaDecide)
+            }
+          },
+        ),
+        { numRuns: 500 },
+      )
+    }
+  })
+})

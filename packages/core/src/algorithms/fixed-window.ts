@@ -1,5 +1,5 @@
 import type { Algorithm } from './types'
-import { modulo, rejectForever, windowIndex } from './types'
+import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
 
 /**
  * Counts requests in windows aligned to multiples of the window on the clock.
@@ -26,6 +26,22 @@ export const fixedWindow: Algorithm = {
       out.resetMs = untilNextWindow
       out.retryAfterMs = untilNextWindow
     }
+  },
+
+  consume(s, b, now, policy, cost, out) {
+    const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
+    const count = s[b] === windowStart ? s[b + 1] : 0
+    // The common case in one pass, a request that fits; anything else: decide, then apply.
+    if (count + cost > policy.limit || cost === 0) {
+      return decideThenApply(fixedWindow, s, b, now, policy, cost, out)
+    }
+    out.allowed = true
+    out.remaining = policy.limit - count - cost
+    out.resetMs = windowStart + policy.windowMs - now
+    out.retryAfterMs = 0
+    out.delayMs = 0
+    s[b] = windowStart
+    s[b + 1] = count + cost
   },
 
   apply(s, b, now, policy, cost) {

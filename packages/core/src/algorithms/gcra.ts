@@ -37,6 +37,11 @@ export const gcra: Algorithm = {
   decide(s, b, now, policy, cost, out, maxDelayMs) {
     decideMeter(backlog(s, b, now, policy), policy, cost, out, false, maxDelayMs)
   },
+  consume(s, b, now, policy, cost, out, maxDelayMs) {
+    const before = backlog(s, b, now, policy)
+    decideMeter(before, policy, cost, out, false, maxDelayMs)
+    if (out.allowed && cost !== 0) setTat(s, b, now, policy, before + cost * policy.windowMs)
+  },
   apply(s, b, now, policy, cost) {
     setTat(s, b, now, policy, backlog(s, b, now, policy) + cost * policy.windowMs)
   },

@@ -1,6 +1,6 @@
 import type { Policy, PolicyOutcome } from '../policy'
 import type { Algorithm, StateVector } from './types'
-import { modulo, rejectForever, windowIndex } from './types'
+import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
 
 /*
  * The window is cut into `precision` buckets of `windowMs / precision` ms. A request at `now`
@@ -167,6 +167,39 @@ export const slidingWindow: Algorithm = {
     // never earlier than any bucket already counted (none is newer than now's).
     const reset = cost > 0 ? (bucket + policy.precision + 1) * size : resetAt(s, b, policy, size)
     out.resetMs = reset > rawNow ? reset - rawNow : 0
+  },
+
+  consume(s, b, rawNow, policy, cost, out) {
+    const size = policy.windowMs
+    const newest = s[b]
+    const bucket = windowIndex(rawNow, size)
+    // The common case in one pass: two counters (precision 1), a clock not behind the newest
+    // bucket, and a request that fits. Anything else: decide, then apply.
+    if (policy.precision !== 1 || bucket < newest || bucket > 0x7fffffff) {
+      return decideThenApply(slidingWindow, s, b, rawNow, policy, cost, out)
+    }
+    let used = 0
+    if (bucket <= newest + 1) {
+      const newestCount = s[b + 1 + (newest & 1)]
+      const before = bucket > newest ? newestCount : newest > 0 ? s[b + 1 + ((newest - 1) & 1)] : 0
+      used = bucket > newest ? 0 : newestCount
+      if (before > 0) used += Math.floor((before * (size - (rawNow - bucket * size))) / size)
+    }
+    if (used + cost > policy.limit || cost === 0) {
+      return decideThenApply(slidingWindow, s, b, rawNow, policy, cost, out)
+    }
+    out.allowed = true
+    out.remaining = policy.limit - used - cost
+    out.retryAfterMs = 0
+    out.delayMs = 0
+    out.resetMs = (bucket + 2) * size - rawNow
+    if (bucket > newest) {
+      // Buckets between the newest counted and now's hold nothing any more.
+      if (bucket > newest + 1) s[b + 1 + ((bucket - 1) & 1)] = 0
+      s[b + 1 + (bucket & 1)] = 0
+      s[b] = bucket
+    }
+    s[b + 1 + (bucket & 1)] += cost
   },
 
   apply(s, b, rawNow, policy, cost) {

@@ -12,6 +12,14 @@ export function bucketAlgorithm(shaping: boolean): Algorithm {
     decide(s, b, now, policy, cost, out, maxDelayMs) {
       decideMeter(drained(s[b], s[b + 1], now, policy), policy, cost, out, shaping, maxDelayMs)
     },
+    consume(s, b, now, policy, cost, out, maxDelayMs) {
+      const level = drained(s[b], s[b + 1], now, policy)
+      decideMeter(level, policy, cost, out, shaping, maxDelayMs)
+      if (out.allowed && cost !== 0) {
+        s[b] = level + cost * policy.windowMs
+        s[b + 1] = Math.max(now, s[b + 1])
+      }
+    },
     apply(s, b, now, policy, cost) {
       s[b] = drained(s[b], s[b + 1], now, policy) + cost * policy.windowMs
       s[b + 1] = Math.max(now, s[b + 1])

@@ -29,6 +29,20 @@ export interface Algorithm {
     out: PolicyOutcome,
     maxDelayMs?: number,
   ): void
+  /**
+   * decide, then apply when it admitted a request of some cost: the single-policy path of a
+   * store, in one pass where an algorithm has one. Leaves `out` and the state exactly as the
+   * two calls would.
+   */
+  consume?(
+    state: StateVector,
+    base: number,
+    now: number,
+    policy: Policy,
+    cost: number,
+    out: PolicyOutcome,
+    maxDelayMs?: number,
+  ): void
   /** Takes `cost` for an admitted request. Call only after `decide` admitted it. */
   apply(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
   /**
@@ -92,4 +106,19 @@ export function windowIndex(now: number, size: number): number {
     lastQuotient = Math.floor(now / size)
   }
   return lastQuotient
+}
+
+/** What `consume` does for an algorithm without a one-pass path of its own. */
+export function decideThenApply(
+  algorithm: Algorithm,
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: Policy,
+  cost: number,
+  out: PolicyOutcome,
+  maxDelayMs?: number,
+): void {
+  algorithm.decide(s, b, now, policy, cost, out, maxDelayMs)
+  if (out.allowed && cost !== 0) algorithm.apply(s, b, now, policy, cost)
 }

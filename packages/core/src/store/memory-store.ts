@@ -257,8 +257,12 @@ export class MemoryStore implements Store {
     if (row === NONE) return this.consumeNewKey(table, key, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
     const base = row * table.stride
-    algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
-    if (out.allowed && cost !== 0) algorithm.apply(table.vector, base, now, policy, cost)
+    if (algorithm.consume !== undefined) {
+      algorithm.consume(table.vector, base, now, policy, cost, out, maxDelayMs)
+    } else {
+      algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
+      if (out.allowed && cost !== 0) algorithm.apply(table.vector, base, now, policy, cost)
+    }
     return out
   }
 
