@@ -12,6 +12,8 @@ const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 10_000_000)
 const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000)
 const ROUNDS = Number(process.env.BENCH_CORE_ROUNDS ?? 3)
 const IN_FLIGHT = 100
+const PAIRED_SLICES = 10
+const PAIRED_SLICE_OPS = 2_000_000
 const BIG = 100_000_000 // never limited: both libraries take the admit path
 const PEER = 'rate-limiter-flexible (RateLimiterMemory)'
 
@@ -65,10 +67,49 @@ async function decisionsPerSecond(task, total) {
   return total / (Number(process.hrtime.bigint() - start) / 1e9)
 }
 
+/**
+ * Loops of decisionsPerSecond's shape over `consume(key)`, first on 1,000 warm-up keys, then on
+ * the hot key, as code of their own: V8 keeps type feedback per function, so two limiters timed
+ * in one process through one loop would each run on a loop shaped for both.
+ */
+function ownLoops() {
+  const loop = (key) =>
+    `async (consume, total) => {
+      const start = process.hrtime.bigint()
+      let last
+      for (let done = 0; done < total; done += ${IN_FLIGHT}) {
+        for (let i = done; i < done + ${IN_FLIGHT}; i++) last = consume(${key})
+        await last
+      }
+      return total / (Number(process.hrtime.bigint() - start) / 1e9)
+    }`
+  return new Function(`return [${loop('`warm:${i % 1000}`')}, ${loop("'hot'")}]`)()
+}
+
+/**
+ * The hot key again, with the peer in this same process: short slices of each in turn, and the
+ * median of the slices' ratios. A slowdown of the shared machine then falls on both sides of
+ * a ratio, where between fresh processes it falls on whichever one happens to run.
+ */
+async function pairedHot(make, makePeer) {
+  const sides = []
+  for (const build of [make, makePeer]) {
+    const [warmLoop, hotLoop] = ownLoops()
+    await warmLoop(build(), 1_000_000)
+    sides.push({ hotLoop, consume: build(), rates: [] })
+  }
+  for (let slice = 0; slice < PAIRED_SLICES; slice++) {
+    for (const side of sides) side.rates.push(await side.hotLoop(side.consume, PAIRED_SLICE_OPS))
+  }
+  return median(sides[0].rates.map((rate, i) => rate / sides[1].rates[i]))
+}
+
 /** One variant, in this (child) process: prints its figures as one JSON line. */
 async function measureVariant(name) {
-  const make = variants().get(name)
+  const all = variants()
+  const make = all.get(name)
   if (!make) throw new Error(`no variant named ${name}`)
+  const pairedHotRatio = name === PEER ? 1 : await pairedHot(make, all.get(PEER))
   // Warm up on keys of their own, so the JIT has seen the code before the clock runs.
   let consume = make()
   await decisionsPerSecond((i) => consume(`warm:${i % 1000}`), 1_000_000)
@@ -80,7 +121,9 @@ async function measureVariant(name) {
   const insert = await decisionsPerSecond((i) => consume(`user:${i}`), KEYS)
   const bytesPerKey = (heapUsed() - before) / KEYS
   const update = await decisionsPerSecond((i) => consume(`user:${i}`), KEYS)
-  process.stdout.write(JSON.stringify({ name, hot, insert, update, bytesPerKey }) + '\n')
+  process.stdout.write(
+    JSON.stringify({ name, hot, pairedHotRatio, insert, update, bytesPerKey }) + '\n',
+  )
 }
 
 function runVariant(name) {
@@ -111,6 +154,7 @@ function main() {
       name,
       peer: name === PEER,
       hot: pick('hot'),
+      pairedHotRatio: pick('pairedHotRatio'),
       insert: pick('insert'),
       update: pick('update'),
       bytesPerKey: pick('bytesPerKey'),
@@ -122,6 +166,7 @@ function main() {
       'limiter',
       'hot key ops/s',
       'vs peer',
+      'paired',
       `${fmt(KEYS)} keys: insert ops/s`,
       'vs peer',
       'update ops/s',
@@ -133,6 +178,7 @@ function main() {
       r.name,
       fmt(r.hot),
       `${(r.hot / peer.hot).toFixed(2)}x`,
+      `${r.pairedHotRatio.toFixed(2)}x`,
       fmt(r.insert),
       `${(r.insert / peer.insert).toFixed(2)}x`,
       fmt(r.update),
@@ -147,6 +193,7 @@ function main() {
     `${fmt(HOT_OPS)} decisions on one hot key, then ${fmt(KEYS)} distinct keys (\`user:<i>\`, built per call: first touch, then a second pass); every request admitted (limits never reached). Medians of ${ROUNDS} rounds; every variant runs in a fresh process, one at a time.`,
     `Decisions are made ${IN_FLIGHT} at a time, as concurrent requests make them, and the last promise of each ${IN_FLIGHT} is awaited: both libraries decide synchronously inside the call, so every decision is made and settled by then, and the figure is the limiter's cost rather than the harness's.`,
     'sliding-log keeps one timestamp per admitted request: it runs at limit 10, and its hot-key row spreads over 10,000 keys because one key admits only 10.',
+    `"paired": the hot key again, with ${PEER} in the same process, in ${PAIRED_SLICES} alternating slices of ${fmt(PAIRED_SLICE_OPS)} decisions each through a copy of the loop of its own; the median of the slices' ratios. A slowdown of the shared machine then falls on both sides of each ratio, where the fresh-process figures beside it are each exposed to it alone.`,
   ].join('\n')
   console.log(
     writeResult(

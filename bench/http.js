@@ -144,7 +144,10 @@ async function main() {
       for (const framework of FRAMEWORKS) {
         runs[framework] ??= {}
         const results = {}
-        for (const variant of VARIANTS) {
+        // Every other round runs the variants in reverse order, so a machine slowing down or
+        // speeding up over a round does not always favour the same ones.
+        const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse()
+        for (const variant of order) {
           const r = await measure(framework, variant, redisPort)
           results[variant] = r
           console.log(
@@ -196,15 +199,18 @@ async function main() {
         `${(100 * median(list.map((r) => r.rejected))).toFixed(0)}%`,
       ]
     })
-    const by = (v) => median(runs[framework][v].map((r) => r.rps))
+    // Sluice against the peer: the median of each round's ratio, as for "vs no limiter".
+    const by = (v) => runs[framework][v].map((r) => r.rps)
+    const versus = (sluice, peer) =>
+      median(by(sluice).map((rps, round) => rps / by(peer)[round])).toFixed(2)
     const cost = (v) =>
       `${((1 - median(runs[framework][v].map((r) => r.ratio))) * 100).toFixed(0)}%`
     // A trial run of a subset of variants has no headline.
     const headline = ALL_VARIANTS.every((v) => VARIANTS.includes(v))
       ? `Sluice memory costs ${cost('sluice-memory')} of the baseline ` +
         `(${PEERS[framework].memory}: ${cost('peer-memory')}); ` +
-        `with Redis Sluice serves ${(by('sluice-redis') / by('peer-redis')).toFixed(2)}x the peer's requests per second ` +
-        `(rejecting: ${(by('sluice-redis-reject') / by('peer-redis-reject')).toFixed(2)}x).`
+        `with Redis Sluice serves ${versus('sluice-redis', 'peer-redis')}x the peer's requests per second ` +
+        `(rejecting: ${versus('sluice-redis-reject', 'peer-redis-reject')}x; medians of each round's ratio).`
       : `Trial run of ${VARIANTS.join(', ')}.`
     sections.push(
       `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n${headline}\n\n` +
@@ -212,7 +218,7 @@ async function main() {
     )
   }
   const minutes = ((Date.now() - started) / 60000).toFixed(1)
-  const body = `autocannon (${CONNECTIONS} connections, ${SECONDS} s per run after a 1 s warm-up) in its own process against a server process per variant; ${ROUNDS} rounds, the ${VARIANTS.length} variants of a framework interleaved within each round; medians over the rounds, and "vs no limiter" is the median of each round's ratio to the no-limiter run of the same round. Admitting variants use a limit no run reaches; rejecting variants a limit of 1 per hour, so every request after the first is answered 429. Sluice uses its defaults (sliding-window; @sluice/redis keeps a local cache of keys known to be over their limit, so its rejecting path mostly skips the round trip). Redis: a private redis-server on localhost, flushed before each run. The load generator, the server and redis-server share the machine's cores, so absolute figures are lower than on a dedicated load generator; compare within a table. Total time ${minutes} min.
+  const body = `autocannon (${CONNECTIONS} connections, ${SECONDS} s per run after a 1 s warm-up) in its own process against a server process per variant; ${ROUNDS} rounds, the ${VARIANTS.length} variants of a framework interleaved within each round (in reverse order every other round); medians over the rounds, and "vs no limiter" is the median of each round's ratio to the no-limiter run of the same round, as is each headline's Sluice-to-peer ratio. Admitting variants use a limit no run reaches; rejecting variants a limit of 1 per hour, so every request after the first is answered 429. Sluice uses its defaults (sliding-window; @sluice/redis keeps a local cache of keys known to be over their limit, so its rejecting path mostly skips the round trip). Redis: a private redis-server on localhost, flushed before each run. The load generator, the server and redis-server share the machine's cores, so absolute figures are lower than on a dedicated load generator; compare within a table. Total time ${minutes} min.
 
 ${sections.join('\n\n')}`
   console.log(

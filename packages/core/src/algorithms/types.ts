@@ -12,6 +12,17 @@ export type StateVector = { [index: number]: number; readonly length: number }
  * request leaves. Keeping them apart lets a store check every policy before it changes any
  * (all-or-nothing), and each Lua script in @sluice/redis mirrors these functions.
  */
+/** The shape of `decide` and `consume`: fills `out` for a request of `cost` at `now`. */
+export type Decide = (
+  state: StateVector,
+  base: number,
+  now: number,
+  policy: Policy,
+  cost: number,
+  out: PolicyOutcome,
+  maxDelayMs?: number,
+) => void
+
 export interface Algorithm {
   /** Slots the state of `policy` occupies (fixed for a given policy). */
   slots(policy: Policy): number
@@ -20,29 +31,13 @@ export interface Algorithm {
    * `maxDelayMs` (meters only; counters ignore it): a request that does not fit now is still
    * admitted when it fits within that many ms, a reservation, with `out.delayMs` the wait.
    */
-  decide(
-    state: StateVector,
-    base: number,
-    now: number,
-    policy: Policy,
-    cost: number,
-    out: PolicyOutcome,
-    maxDelayMs?: number,
-  ): void
+  decide: Decide
   /**
    * decide, then apply when it admitted a request of some cost: the single-policy path of a
    * store, in one pass where an algorithm has one. Leaves `out` and the state exactly as the
    * two calls would.
    */
-  consume?(
-    state: StateVector,
-    base: number,
-    now: number,
-    policy: Policy,
-    cost: number,
-    out: PolicyOutcome,
-    maxDelayMs?: number,
-  ): void
+  consume?: Decide
   /** Takes `cost` for an admitted request. Call only after `decide` admitted it. */
   apply(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
   /**
