@@ -10,7 +10,7 @@
 // results stay untouched.
 const { spawn, execFile } = require('node:child_process')
 const path = require('node:path')
-const { table, fmt, median, writeResult, startRedisServer } = require('./lib')
+const { table, fmt, median, writeResult, startRedisServer, cpuMicros } = require('./lib')
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
@@ -103,7 +103,14 @@ async function flush(redisPort) {
   client.disconnect()
 }
 
-async function measure(framework, variant, redisPort) {
+/** CPU µs per request of a process over a run (undefined where /proc is not available). */
+function perRequest(pid, before, requests) {
+  const after = cpuMicros(pid)
+  return before === undefined || after === undefined ? undefined : (after - before) / requests
+}
+
+async function measure(framework, variant, redis) {
+  const redisPort = redis.port
   if (variant.includes('redis')) await flush(redisPort)
   const server = path.join(__dirname, 'http', 'server.js')
   const { child, match } = await startChild(
@@ -114,10 +121,16 @@ async function measure(framework, variant, redisPort) {
   try {
     const port = Number(match[1])
     await autocannon(port, 1) // warm-up: JIT, connection pools, the first (admitted) request
+    const usesRedis = variant.includes('redis')
+    const serverBefore = cpuMicros(child.pid)
+    const redisBefore = usesRedis ? cpuMicros(redis.pid) : undefined
     const result = await autocannon(port, SECONDS)
-    const rejected = result.non2xx / Math.max(1, result.requests.total)
+    const requests = Math.max(1, result.requests.total)
+    const rejected = result.non2xx / requests
     return {
       rps: result.requests.average,
+      cpu: perRequest(child.pid, serverBefore, requests),
+      redisCpu: usesRedis ? perRequest(redis.pid, redisBefore, requests) : undefined,
       p99: result.latency.p99,
       rejected,
       errors: result.errors,
@@ -125,6 +138,33 @@ async function measure(framework, variant, redisPort) {
   } finally {
     await stop(child)
   }
+}
+
+/** The median of a per-run figure, or undefined when the runs did not measure it. */
+function medianOf(list, key) {
+  const values = list.map((r) => r[key]).filter((v) => v !== undefined)
+  return values.length === 0 ? undefined : median(values)
+}
+
+/** CPU per request of the server process, plus redis-server's for the Redis variants. */
+function cpuCell(list) {
+  const cpu = medianOf(list, 'cpu')
+  if (cpu === undefined) return 'n/a'
+  const redisCpu = medianOf(list, 'redisCpu')
+  return redisCpu === undefined ? cpu.toFixed(1) : `${cpu.toFixed(1)} + ${redisCpu.toFixed(1)}`
+}
+
+/** What each limiter adds to the no-limiter server's CPU per request (throughput's noise aside). */
+function cpuHeadline(byVariant) {
+  const cpu = (v) => medianOf(byVariant[v], 'cpu')
+  const total = (v) => cpu(v) + (medianOf(byVariant[v], 'redisCpu') ?? 0)
+  if (cpu('none') === undefined) return ''
+  const added = (v) => `${(((cpu(v) - cpu('none')) / cpu('none')) * 100).toFixed(0)}%`
+  return (
+    `Server CPU per request: ${cpu('none').toFixed(1)} µs with no limiter, ` +
+    `${added('sluice-memory')} more with Sluice memory and ${added('peer-memory')} more with the peer's; ` +
+    `with Redis, ${total('sluice-redis').toFixed(1)} µs (server and redis-server) against the peer's ${total('peer-redis').toFixed(1)} µs.`
+  )
 }
 
 function label(framework, variant) {
@@ -136,7 +176,6 @@ function label(framework, variant) {
 
 async function main() {
   const redis = await startRedisServer()
-  const redisPort = redis.port
   const runs = {} // framework -> variant -> [{ rps, ratio, p99, rejected }]
   const started = Date.now()
   try {
@@ -148,7 +187,7 @@ async function main() {
         // speeding up over a round does not always favour the same ones.
         const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse()
         for (const variant of order) {
-          const r = await measure(framework, variant, redisPort)
+          const r = await measure(framework, variant, redis)
           results[variant] = r
           console.log(
             `round ${round} ${framework} ${variant}: ${fmt(r.rps)} req/s, p99 ${r.p99} ms, ${(100 * r.rejected).toFixed(0)}% non-2xx`,
@@ -183,6 +222,8 @@ async function main() {
           ratio: median(list.map((r) => r.ratio)),
           p99: median(list.map((r) => r.p99)),
           rejected: median(list.map((r) => r.rejected)),
+          cpu: medianOf(list, 'cpu'),
+          redisCpu: medianOf(list, 'redisCpu'),
         }
       }),
     }
@@ -197,6 +238,7 @@ async function main() {
         variant === 'none' ? '' : `${((1 - ratio) * 100).toFixed(0)}%`,
         String(median(list.map((r) => r.p99))),
         `${(100 * median(list.map((r) => r.rejected))).toFixed(0)}%`,
+        cpuCell(list),
       ]
     })
     // Sluice against the peer: the median of each round's ratio, as for "vs no limiter".
@@ -210,15 +252,27 @@ async function main() {
       ? `Sluice memory costs ${cost('sluice-memory')} of the baseline ` +
         `(${PEERS[framework].memory}: ${cost('peer-memory')}); ` +
         `with Redis Sluice serves ${versus('sluice-redis', 'peer-redis')}x the peer's requests per second ` +
-        `(rejecting: ${versus('sluice-redis-reject', 'peer-redis-reject')}x; medians of each round's ratio).`
+        `(rejecting: ${versus('sluice-redis-reject', 'peer-redis-reject')}x; medians of each round's ratio). ` +
+        cpuHeadline(runs[framework])
       : `Trial run of ${VARIANTS.join(', ')}.`
     sections.push(
       `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n${headline}\n\n` +
-        table(['variant', 'req/s (median)', 'vs no limiter', 'cost', 'p99 ms', 'non-2xx'], rows),
+        table(
+          [
+            'variant',
+            'req/s (median)',
+            'vs no limiter',
+            'cost',
+            'p99 ms',
+            'non-2xx',
+            'CPU µs/request (server + Redis)',
+          ],
+          rows,
+        ),
     )
   }
   const minutes = ((Date.now() - started) / 60000).toFixed(1)
-  const body = `autocannon (${CONNECTIONS} connections, ${SECONDS} s per run after a 1 s warm-up) in its own process against a server process per variant; ${ROUNDS} rounds, the ${VARIANTS.length} variants of a framework interleaved within each round (in reverse order every other round); medians over the rounds, and "vs no limiter" is the median of each round's ratio to the no-limiter run of the same round, as is each headline's Sluice-to-peer ratio. Admitting variants use a limit no run reaches; rejecting variants a limit of 1 per hour, so every request after the first is answered 429. Sluice uses its defaults (sliding-window; @sluice/redis keeps a local cache of keys known to be over their limit, so its rejecting path mostly skips the round trip). Redis: a private redis-server on localhost, flushed before each run. The load generator, the server and redis-server share the machine's cores, so absolute figures are lower than on a dedicated load generator; compare within a table. Total time ${minutes} min.
+  const body = `autocannon (${CONNECTIONS} connections, ${SECONDS} s per run after a 1 s warm-up) in its own process against a server process per variant; ${ROUNDS} rounds, the ${VARIANTS.length} variants of a framework interleaved within each round (in reverse order every other round); medians over the rounds, and "vs no limiter" is the median of each round's ratio to the no-limiter run of the same round, as is each headline's Sluice-to-peer ratio. Admitting variants use a limit no run reaches; rejecting variants a limit of 1 per hour, so every request after the first is answered 429. Sluice uses its defaults (sliding-window; @sluice/redis keeps a local cache of keys known to be over their limit, so its rejecting path mostly skips the round trip). Redis: a private redis-server on localhost, flushed before each run. CPU per request is the CPU time the server process (and, for the Redis variants, redis-server) used during the timed run, from /proc, divided by the requests served: unlike requests per second, it does not depend on how the shared cores were divided between the processes at the time. The load generator, the server and redis-server share the machine's cores, so absolute figures are lower than on a dedicated load generator; compare within a table. Total time ${minutes} min.
 
 ${sections.join('\n\n')}`
   console.log(
