@@ -7,7 +7,7 @@ import { slidingLog } from './sliding-log'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
 
-export type { Algorithm, StateVector } from './types'
+export type { Algorithm, Decide, StateVector } from './types'
 export { newOutcome } from './types'
 
 export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = {
