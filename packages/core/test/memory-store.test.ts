@@ -47,6 +47,25 @@ describe('MemoryStore', () => {
     await store.close()
   })
 
+  test('a sliding-log with a large limit allocates rows as keys come, not a thousand at once', async () => {
+    // 5,000,000 timestamps a key are 40 MB a row: a first allocation of 1024 rows (40 GB)
+    // failed at the first request.
+    const store = new MemoryStore()
+    const limiter = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 5_000_000,
+      window: '1h',
+      store,
+      clock: () => 1000,
+    })
+    const first = await limiter.consume('a')
+    expect(first).toMatchObject({ allowed: true, remaining: 4_999_999 })
+    expect((await limiter.consume('b', { cost: 3 })).remaining).toBe(4_999_997)
+    expect((await limiter.consume('a')).remaining).toBe(4_999_998)
+    expect(store.size()).toBe(2)
+    await store.close()
+  })
+
   test('grows past its first allocation and keeps every key', async () => {
     const store = new MemoryStore({ maxKeys: 5000 })
     const limiter = createLimiter({

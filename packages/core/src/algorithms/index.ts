@@ -8,7 +8,7 @@ import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
 
 export type { Algorithm, Decide, StateVector } from './types'
-export { newOutcome } from './types'
+export { decideThenApply, newOutcome } from './types'
 
 export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = {
   'fixed-window': fixedWindow,

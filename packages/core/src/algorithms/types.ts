@@ -7,11 +7,6 @@ import type { Policy, PolicyOutcome } from '../policy'
  */
 export type StateVector = { [index: number]: number; readonly length: number }
 
-/**
- * One algorithm as pure transitions. `decide` only reads; `apply` writes the state an admitted
- * request leaves. Keeping them apart lets a store check every policy before it changes any
- * (all-or-nothing), and each Lua script in @sluice/redis mirrors these functions.
- */
 /** The shape of `decide` and `consume`: fills `out` for a request of `cost` at `now`. */
 export type Decide = (
   state: StateVector,
@@ -23,6 +18,12 @@ export type Decide = (
   maxDelayMs?: number,
 ) => void
 
+/**
+ * One algorithm as pure transitions. `decide` only reads; `apply` writes the state an admitted
+ * request leaves. Keeping them apart lets a store check every policy before it changes any
+ * (all-or-nothing), and each Lua script in @sluice/redis mirrors these functions. `consume`
+ * (optional) is the two in one pass, for a store deciding a single policy.
+ */
 export interface Algorithm {
   /** Slots the state of `policy` occupies (fixed for a given policy). */
   slots(policy: Policy): number

@@ -1,4 +1,4 @@
-import { algorithms, newOutcome, type Algorithm } from '../algorithms'
+import { algorithms, decideThenApply, newOutcome, type Algorithm } from '../algorithms'
 import { Verdict } from '../decision'
 import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
@@ -19,6 +19,8 @@ export interface MemoryStoreOptions {
 }
 
 const NONE = -1
+/** Bytes a policy's table allocates before it holds its first keys. */
+const FIRST_ALLOCATION = 256 * 1024
 
 /**
  * The keys of one policy in one buffer, no object per key: row `r` holds the state's slots as
@@ -48,7 +50,11 @@ class PolicyTable {
   ) {
     this.slots = slots
     this.stride = slots + 1
-    this.capacity = Math.min(maxKeys, 1024)
+    // The first allocation holds up to 1024 rows but never more than FIRST_ALLOCATION bytes:
+    // a sliding-log row holds `limit` timestamps, and a large limit must not reserve
+    // gigabytes before the second key arrives (the table doubles as keys come).
+    const rowBytes = this.stride * 8
+    this.capacity = Math.min(maxKeys, 1024, Math.max(1, Math.floor(FIRST_ALLOCATION / rowBytes)))
     this.allocate(new ArrayBuffer(this.capacity * this.stride * 8))
     this.keyOf = new Array<string>(this.capacity)
   }
@@ -257,11 +263,11 @@ export class MemoryStore implements Store {
     if (row === NONE) return this.consumeNewKey(table, key, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
     const base = row * table.stride
+    const vector = table.vector
     if (algorithm.consume !== undefined) {
-      algorithm.consume(table.vector, base, now, policy, cost, out, maxDelayMs)
+      algorithm.consume(vector, base, now, policy, cost, out, maxDelayMs)
     } else {
-      algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
-      if (out.allowed && cost !== 0) algorithm.apply(table.vector, base, now, policy, cost)
+      decideThenApply(algorithm, vector, base, now, policy, cost, out, maxDelayMs)
     }
     return out
   }
