@@ -723,11 +723,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const now = clock()
       const storeKey = prefix === '' ? key : prefix + key
       if (memoryStore !== undefined && applied === policies && policies.length === 1) {
-        decision = singleDecision(
-          policies[0],
-          memoryStore.consumeOneNow(storeKey, policies[0], cost, now, 0),
-          now,
-        )
+        // The store's Verdict, made at `now`, is the whole decision of a single policy.
+        decision = memoryStore.consumeOneNow(storeKey, policies[0], cost, now, 0)
       } else {
         // consumeNow runs to completion before anything else can call it: one request object serves.
         syncRequest.key = storeKey
@@ -759,6 +756,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return isPromise(decision) ? decision : Promise.resolve(decision)
   }
 
+  /** A consume of a checked cost: synchronous for an in-process store, else through decide. */
+  const consumeCost: (key: string, cost: number) => Promise<Decision> =
+    consumeNow === undefined ? (key, cost) => decide(key, cost, false) : decideNowAsPromise
+
   /** consume(key, options): checks the cost, then decides as consume(key) does. */
   function consumeWithOptions(key: string, consumeOptions: ConsumeOptions): Promise<Decision> {
     let cost = 1
@@ -767,7 +768,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     } catch (error) {
       return Promise.reject(error)
     }
-    return consumeNow === undefined ? decide(key, cost, false) : decideNowAsPromise(key, cost)
+    return consumeCost(key, cost)
   }
 
   /** `get` and its alias `peek`: what a request would see now, counting nothing. */
@@ -781,7 +782,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     clock,
     consume(key, consumeOptions) {
       if (consumeOptions !== undefined) return consumeWithOptions(key, consumeOptions)
-      return consumeNow === undefined ? decide(key, 1, false) : decideNowAsPromise(key, 1)
+      return consumeCost(key, 1)
     },
     get: lookAt,
     peek: lookAt,
