@@ -115,7 +115,7 @@ async function measure(framework, variant, redis) {
   const server = path.join(__dirname, 'http', 'server.js')
   const { child, match } = await startChild(
     process.execPath,
-    [server, framework, variant, String(redisPort)],
+    ['--expose-gc', server, framework, variant, String(redisPort)],
     /ready (\d+)/,
   )
   try {

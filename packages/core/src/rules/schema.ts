@@ -77,10 +77,11 @@ export interface RulesDocument {
 let schema: Zod.ZodType<RulesDocument> | undefined
 
 /**
- * The schema of a rules document, built on first use. zod is loaded only then: merely loading
- * it made Node's HTTP internals slower in every request (process.nextTick's self-time grew
- * tenfold; a Fastify hello-world served about 15% fewer requests per second on the test
- * machine), a cost a server that never loads rules should not pay.
+ * The schema of a rules document, built on first use. zod is loaded only then: a server that
+ * never loads rules should not pay its start-up time and memory. (Loading it at start-up also
+ * made a Fastify hello-world's process.nextTick about tenfold slower on the test machine, most
+ * likely by moving the first incremental GC onto V8's first optimisations of Node's HTTP
+ * internals; see docs/benchmarks.md.)
  */
 export function rulesSchema(): Zod.ZodType<RulesDocument> {
   if (schema !== undefined) return schema
