@@ -264,7 +264,7 @@ const capital = (s) => s[0].toUpperCase() + s.slice(1)
 
 const charts = {
   http(record) {
-    const { frameworks, connections, seconds, rounds } = record.data
+    const { frameworks, connections, seconds, rounds, tries = 1 } = record.data
     const width = 760
     const labels = Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label))
     const labelWidth = labelWidthOf(labels)
@@ -273,7 +273,7 @@ const charts = {
       'HTTP requests per second, median (beside each bar: ratio to no limiter)',
       measured(
         record,
-        `autocannon, ${connections} connections, ${seconds} s x ${rounds} rounds; load generator, server and Redis share the cores`,
+        `autocannon, ${connections} connections, best of ${tries} x ${seconds} s, ${rounds} rounds; load generator, server and Redis share the cores`,
       ),
     )
     const parts = []

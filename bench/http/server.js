@@ -2,9 +2,11 @@
 // One HTTP server for bench/http.js: node bench/http/server.js <framework> <variant> [redisPort]
 // Prints "ready <port>" once listening. Admitting variants use a limit no run reaches; the
 // rejecting ones (`*-reject`) a limit of 1 per hour, so every request after the first gets 429.
+// The `floor` variant is no limiter, only a middleware (a hook, for Fastify) that sets the same
+// three rate-limit headers Sluice sets by default: what any limiter that answers with them costs.
 const [framework, variant, redisPort] = process.argv.slice(2)
 const reject = variant.endsWith('-reject')
-const kind = variant.replace(/-reject$/, '') // none | sluice-memory | peer-memory | sluice-redis | peer-redis
+const kind = variant.replace(/-reject$/, '') // none | floor | sluice-memory | peer-memory | sluice-redis | peer-redis
 const LIMIT = reject ? 1 : 1_000_000_000
 const WINDOW_MS = reject ? 3_600_000 : 60_000
 
@@ -20,6 +22,9 @@ const WINDOW_MS = reject ? 3_600_000 : 60_000
 function collectBeforeLoad() {
   if (typeof globalThis.gc === 'function') globalThis.gc()
 }
+
+/** The values a limiter would send: the limit, what remains, and when the window resets. */
+const floorValues = () => ['1000000000', '999999999', Math.ceil(Date.now() / 1000) + 60]
 
 function redis() {
   const Redis = require('ioredis')
@@ -55,6 +60,15 @@ function express() {
     }
     app.use(rateLimit(options))
   }
+  if (kind === 'floor') {
+    app.use((_req, res, next) => {
+      const [limit, remaining, reset] = floorValues()
+      res.setHeader('X-RateLimit-Limit', limit)
+      res.setHeader('X-RateLimit-Remaining', remaining)
+      res.setHeader('X-RateLimit-Reset', String(reset))
+      next()
+    })
+  }
   app.get('/', (_req, res) => res.send('hello'))
   collectBeforeLoad()
   return new Promise((resolve) => {
@@ -73,7 +87,16 @@ async function fastify() {
   }
   // Both limiter plugins must be registered (awaited) before the routes they cover; the
   // no-limiter server is built the same way, with an empty plugin (see docs/benchmarks.md).
-  if (kind === 'none') await app.register(async () => {})
+  if (kind === 'none' || kind === 'floor') await app.register(async () => {})
+  if (kind === 'floor') {
+    app.addHook('onRequest', (_request, reply, done) => {
+      const [limit, remaining, reset] = floorValues()
+      reply.header('x-ratelimit-limit', limit)
+      reply.header('x-ratelimit-remaining', remaining)
+      reply.header('x-ratelimit-reset', String(reset - Math.ceil(Date.now() / 1000)))
+      done()
+    })
+  }
   app.get('/', async () => 'hello')
   collectBeforeLoad()
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -95,6 +118,15 @@ function koa() {
         id: (ctx) => ctx.ip,
       }),
     )
+  }
+  if (kind === 'floor') {
+    app.use((ctx, next) => {
+      const [limit, remaining, reset] = floorValues()
+      ctx.set('X-RateLimit-Limit', limit)
+      ctx.set('X-RateLimit-Remaining', remaining)
+      ctx.set('X-RateLimit-Reset', String(reset))
+      return next()
+    })
   }
   app.use((ctx) => {
     ctx.body = 'hello'
