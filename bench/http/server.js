@@ -3,7 +3,7 @@
 // Prints "ready <port>" once listening. Admitting variants use a limit no run reaches; the
 // rejecting ones (`*-reject`) a limit of 1 per hour, so every request after the first gets 429.
 // The `floor` variant is no limiter, only a middleware (a hook, for Fastify) that sets the same
-// three rate-limit headers Sluice sets by default: what any limiter that answers with them costs.
+// three rate-limit headers Sluice sets by default: what a limiter answering with them pays at least.
 const [framework, variant, redisPort] = process.argv.slice(2)
 const reject = variant.endsWith('-reject')
 const kind = variant.replace(/-reject$/, '') // none | floor | sluice-memory | peer-memory | sluice-redis | peer-redis
@@ -23,8 +23,16 @@ function collectBeforeLoad() {
   if (typeof globalThis.gc === 'function') globalThis.gc()
 }
 
-/** The values a limiter would send: the limit, what remains, and when the window resets. */
-const floorValues = () => ['1000000000', '999999999', Math.ceil(Date.now() / 1000) + 60]
+/**
+ * The values a limiter would send: the limit, what remains, and when the window resets, in
+ * seconds from now (`delta`, as @sluice/fastify sends it) or since the epoch; one clock read.
+ */
+function floorValues(delta) {
+  const windowSeconds = WINDOW_MS / 1000
+  const now = Math.ceil(Date.now() / 1000)
+  const reset = delta ? windowSeconds - (now % windowSeconds) : now + windowSeconds
+  return ['1000000000', '999999999', String(reset)]
+}
 
 function redis() {
   const Redis = require('ioredis')
@@ -62,10 +70,10 @@ function express() {
   }
   if (kind === 'floor') {
     app.use((_req, res, next) => {
-      const [limit, remaining, reset] = floorValues()
+      const [limit, remaining, reset] = floorValues(false)
       res.setHeader('X-RateLimit-Limit', limit)
       res.setHeader('X-RateLimit-Remaining', remaining)
-      res.setHeader('X-RateLimit-Reset', String(reset))
+      res.setHeader('X-RateLimit-Reset', reset)
       next()
     })
   }
@@ -90,10 +98,10 @@ async function fastify() {
   if (kind === 'none' || kind === 'floor') await app.register(async () => {})
   if (kind === 'floor') {
     app.addHook('onRequest', (_request, reply, done) => {
-      const [limit, remaining, reset] = floorValues()
+      const [limit, remaining, reset] = floorValues(true)
       reply.header('x-ratelimit-limit', limit)
       reply.header('x-ratelimit-remaining', remaining)
-      reply.header('x-ratelimit-reset', String(reset - Math.ceil(Date.now() / 1000)))
+      reply.header('x-ratelimit-reset', reset)
       done()
     })
   }
@@ -121,10 +129,10 @@ function koa() {
   }
   if (kind === 'floor') {
     app.use((ctx, next) => {
-      const [limit, remaining, reset] = floorValues()
+      const [limit, remaining, reset] = floorValues(false)
       ctx.set('X-RateLimit-Limit', limit)
       ctx.set('X-RateLimit-Remaining', remaining)
-      ctx.set('X-RateLimit-Reset', String(reset))
+      ctx.set('X-RateLimit-Reset', reset)
       return next()
     })
   }
