@@ -6,11 +6,11 @@
 // Each variant is measured in a fresh child process (one at a time, rounds interleaved), so
 // that no variant runs on code the JIT shaped for another, or on a heap another left behind.
 const { spawnSync } = require('node:child_process')
-const { heapUsed, median, table, fmt, writeResult } = require('./lib')
+const { heapUsed, median, table, fmt, writeResult, envCount } = require('./lib')
 
-const HOT_OPS = Number(process.env.BENCH_HOT_OPS ?? 10_000_000)
-const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000)
-const ROUNDS = Number(process.env.BENCH_CORE_ROUNDS ?? 3)
+const HOT_OPS = envCount('BENCH_HOT_OPS', 10_000_000)
+const KEYS = envCount('BENCH_KEYS', 1_000_000)
+const ROUNDS = envCount('BENCH_CORE_ROUNDS', 3)
 const IN_FLIGHT = 100
 const PAIRED_SLICES = 10
 const PAIRED_SLICE_OPS = 2_000_000

@@ -11,12 +11,12 @@
 // results stay untouched.
 const { spawn, execFile } = require('node:child_process')
 const path = require('node:path')
-const { table, fmt, median, writeResult, startRedisServer, cpuMicros } = require('./lib')
+const { table, fmt, median, writeResult, startRedisServer, cpuMicros, envCount } = require('./lib')
 
-const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 2)
-const TRIES = Number(process.env.BENCH_HTTP_TRIES ?? 3)
-const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
-const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 50)
+const SECONDS = envCount('BENCH_HTTP_SECONDS', 2)
+const TRIES = envCount('BENCH_HTTP_TRIES', 3)
+const ROUNDS = envCount('BENCH_HTTP_ROUNDS', 3)
+const CONNECTIONS = envCount('BENCH_HTTP_CONNECTIONS', 50)
 const ALL_FRAMEWORKS = ['fastify', 'koa', 'express']
 const ALL_VARIANTS = [
   'none',

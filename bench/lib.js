@@ -183,7 +183,19 @@ function startMemcachedServer() {
   ])
 }
 
+/** A positive whole number from the environment, or the default; anything else stops the run. */
+function envCount(name, fallback) {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new Error(`${name} must be a positive whole number; got ${JSON.stringify(raw)}`)
+  }
+  return value
+}
+
 module.exports = {
+  envCount,
   cpuMicros,
   freePort,
   startServer,

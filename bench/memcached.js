@@ -12,10 +12,11 @@ const {
   writeResult,
   startRedisServer,
   startMemcachedServer,
+  envCount,
 } = require('./lib')
 
-const OPS = Number(process.env.BENCH_MC_OPS ?? 40_000)
-const IN_FLIGHT = Number(process.env.BENCH_MC_IN_FLIGHT ?? 50)
+const OPS = envCount('BENCH_MC_OPS', 40_000)
+const IN_FLIGHT = envCount('BENCH_MC_IN_FLIGHT', 50)
 const BIG = 100_000_000 // never limited: every request takes the admit (write) path
 const ALGORITHMS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra']
 

@@ -9,13 +9,13 @@ const { Redis } = require('ioredis')
 const { createLimiter } = require('@sluice/core')
 const { RedisStore } = require('@sluice/redis')
 const { RateLimiterRedis } = require('rate-limiter-flexible')
-const { throughput, table, fmt, median, writeResult, startRedisServer } = require('./lib')
+const { throughput, table, fmt, median, writeResult, startRedisServer, envCount } = require('./lib')
 
-const SEQUENTIAL_OPS = Number(process.env.BENCH_REDIS_SEQ_OPS ?? 20_000)
-const IN_FLIGHT_OPS = Number(process.env.BENCH_REDIS_OPS ?? 200_000)
+const SEQUENTIAL_OPS = envCount('BENCH_REDIS_SEQ_OPS', 20_000)
+const IN_FLIGHT_OPS = envCount('BENCH_REDIS_OPS', 200_000)
 const IN_FLIGHT = 1000
-const ROUNDS = Number(process.env.BENCH_REDIS_ROUNDS ?? 3)
-const MILLION = Number(process.env.BENCH_REDIS_KEYS ?? 1_000_000)
+const ROUNDS = envCount('BENCH_REDIS_ROUNDS', 3)
+const MILLION = envCount('BENCH_REDIS_KEYS', 1_000_000)
 
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
