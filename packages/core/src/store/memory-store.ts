@@ -2,6 +2,7 @@ import { algorithms, decideThenApply, newOutcome, type Algorithm } from '../algo
 import { Verdict } from '../decision'
 import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
+import { ABSENT, KeyIndex } from './key-index'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
 
 export interface MemoryStoreOptions {
@@ -18,7 +19,7 @@ export interface MemoryStoreOptions {
   sweepIntervalMs?: number
 }
 
-const NONE = -1
+const NONE = ABSENT
 /** Bytes a policy's table allocates before it holds its first keys. */
 const FIRST_ALLOCATION = 256 * 1024
 
@@ -29,8 +30,7 @@ const FIRST_ALLOCATION = 256 * 1024
  * decision on a cold key waits for memory once there rather than once per array.
  */
 class PolicyTable {
-  readonly rows = new Map<string, number>()
-  private keyOf: string[]
+  private readonly index: KeyIndex
   private state!: Float64Array
   private links!: Int32Array
   private freeRows: number[] = []
@@ -56,7 +56,12 @@ class PolicyTable {
     const rowBytes = this.stride * 8
     this.capacity = Math.min(maxKeys, 1024, Math.max(1, Math.floor(FIRST_ALLOCATION / rowBytes)))
     this.allocate(new ArrayBuffer(this.capacity * this.stride * 8))
-    this.keyOf = new Array<string>(this.capacity)
+    this.index = new KeyIndex(this.capacity)
+  }
+
+  /** Keys held. */
+  get size(): number {
+    return this.index.size
   }
 
   get vector(): Float64Array {
@@ -92,10 +97,16 @@ class PolicyTable {
 
   /** The key's row, touched as most recently used; NONE when absent. */
   find(key: string): number {
-    const row = this.rows.get(key)
-    if (row === undefined) return NONE
-    if (row !== this.newest) this.touch(row)
+    // A hot key is usually the newest row: one string comparison instead of a hash.
+    if (this.newest !== NONE && this.index.keyAt(this.newest) === key) return this.newest
+    const row = this.index.find(key)
+    if (row !== NONE) this.touch(row)
     return row
+  }
+
+  /** The key's row without touching it; NONE when absent. */
+  rowOf(key: string): number {
+    return this.index.find(key)
   }
 
   /** A new zeroed row for the key, evicting the least recently used key when full. */
@@ -103,29 +114,30 @@ class PolicyTable {
     let row: number
     if (this.freeRows.length > 0) {
       row = this.freeRows.pop() as number
-    } else if (this.rows.size < this.capacity) {
-      row = this.rows.size
+    } else if (this.index.size < this.capacity) {
+      row = this.index.size
     } else if (this.capacity < this.maxKeys) {
       this.grow()
-      row = this.rows.size
+      row = this.index.size
     } else {
       row = this.oldest
       this.unlink(row)
-      this.rows.delete(this.keyOf[row])
+      this.index.remove(row)
     }
     this.state.fill(0, row * this.stride, row * this.stride + this.slots)
-    this.keyOf[row] = key
-    this.rows.set(key, row)
+    this.index.add(key, row)
     this.linkNewest(row)
     return row
   }
 
   delete(key: string): void {
-    const row = this.rows.get(key)
-    if (row === undefined) return
-    this.rows.delete(key)
+    const row = this.index.find(key)
+    if (row !== NONE) this.deleteRow(row)
+  }
+
+  private deleteRow(row: number): void {
+    this.index.remove(row)
     this.unlink(row)
-    this.keyOf[row] = ''
     this.freeRows.push(row)
   }
 
@@ -134,7 +146,7 @@ class PolicyTable {
     while (budget-- > 0 && this.oldest !== NONE) {
       const row = this.oldest
       if (this.algorithm.expiresAt(this.state, row * this.stride, this.policyForSweep) > now) return
-      this.delete(this.keyOf[row])
+      this.deleteRow(row)
     }
   }
 
@@ -146,10 +158,7 @@ class PolicyTable {
     const buffer = new ArrayBuffer(capacity * this.stride * 8)
     // Bytes, not doubles: the links' bit patterns must come through unchanged.
     new Uint8Array(buffer).set(new Uint8Array(this.state.buffer))
-    // Sized with the rows, so the key list does not over-allocate the way a growing array does.
-    const keyOf = new Array<string>(capacity)
-    for (let row = 0; row < this.capacity; row++) keyOf[row] = this.keyOf[row]
-    this.keyOf = keyOf
+    this.index.reserveRows(capacity)
     this.allocate(buffer)
     this.capacity = capacity
   }
@@ -237,7 +246,8 @@ export class MemoryStore implements Store {
       const policy = policies[i]
       const table = this.table(policy)
       const id = stateKey(key, keys, i)
-      const row = table.rows.get(id) ?? table.insert(id)
+      let row = table.rowOf(id)
+      if (row === NONE) row = table.insert(id)
       table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     }
     return outcomes
@@ -341,9 +351,9 @@ export class MemoryStore implements Store {
 
   /** Keys held for one policy id (for tests and metrics). */
   size(policyId?: string): number {
-    if (policyId !== undefined) return this.tables.get(policyId)?.rows.size ?? 0
+    if (policyId !== undefined) return this.tables.get(policyId)?.size ?? 0
     let total = 0
-    for (const table of this.tables.values()) total += table.rows.size
+    for (const table of this.tables.values()) total += table.size
     return total
   }
 
