@@ -114,6 +114,53 @@ describe('invariants over random traces', () => {
     )
   })
 
+  test('sliding-log: its ring decides as a plain sorted log would, as the limit changes and the clock steps back', () => {
+    // The limit switches between two values, as an elastic throttle's does; the row holds the wider.
+    const arb = fc.record({
+      limits: fc.tuple(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 })),
+      window: fc.constantFrom(7, 100),
+      steps: fc.array(
+        fc.record({
+          gap: fc.integer({ min: -30, max: 60 }),
+          cost: fc.integer({ min: 1, max: 3 }),
+          wide: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 80 },
+      ),
+    })
+    fc.assert(
+      fc.property(arb, ({ limits, window, steps }) => {
+        const [narrow, wide] = limits.map((limit) =>
+          resolvePolicy({ algorithm: 'sliding-log', limit, window }),
+        )
+        const impl = algorithms['sliding-log']
+        const state = new Array<number>(Math.max(impl.slots(narrow), impl.slots(wide))).fill(0)
+        let log: number[] = [] // ascending, as the algorithm keeps it
+        let now = 1000
+        for (const step of steps) {
+          now += step.gap
+          const policy = step.wide ? wide : narrow
+          const live = log.filter((at) => at > now - window)
+          const out = decideOn(policy, state, now, step.cost)
+          const fits = live.length + step.cost <= policy.limit && step.cost <= policy.limit
+          expect(out.allowed).toBe(fits)
+          expect(out.remaining).toBe(
+            Math.max(0, policy.limit - live.length - (fits ? step.cost : 0)),
+          )
+          if (!fits && step.cost <= policy.limit) {
+            const mustExpire = live[live.length + step.cost - policy.limit - 1]
+            expect(out.retryAfterMs).toBe(mustExpire + window - now)
+          }
+          if (fits) {
+            impl.apply(state, 0, now, policy, step.cost)
+            log = [...live, ...Array<number>(step.cost).fill(now)].sort((a, b) => a - b)
+          }
+        }
+      }),
+      runs,
+    )
+  })
+
   test('fixed-window and sliding-window: never more than `limit` inside one aligned window', () => {
     for (const algorithm of ['fixed-window', 'sliding-window'] as const) {
       fc.assert(

@@ -99,12 +99,19 @@ function slidingLog(
 ): PolicyOutcome | undefined {
   if (reply.length !== 3) return undefined
   const [live, newest, mustExpire] = reply as number[]
-  const log: { [index: number]: number; length: number } = { length: live + 1, 0: live }
+  // Core's state layout (count, head, ring size, then the timestamps oldest first), holding just
+  // the timestamps decide reads. Every one is live, so the oldest may stand in as the newest.
+  const log: { [index: number]: number; length: number } = {
+    length: live + 3,
+    0: live,
+    1: 0,
+    2: live,
+  }
   if (live > 0) {
-    log[1] = newest
+    log[3] = newest
     const k = live + cost - policy.limit
-    if (k >= 1 && k <= live) log[k] = mustExpire
-    log[live] = newest
+    if (k >= 1 && k <= live) log[2 + k] = mustExpire
+    log[2 + live] = newest
   }
   algorithms['sliding-log'].decide(log, 0, 0, policy, cost, out)
   return out
