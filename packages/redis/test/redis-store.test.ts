@@ -1,4 +1,6 @@
+import fc from 'fast-check'
 import {
+  ALGORITHMS,
   createLimiter,
   resolvePolicy,
   type Decision,
@@ -324,6 +326,85 @@ describe('batches', () => {
     await store.block({ key: free, until: Date.now() + 1000, now: Date.now() })
     expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(58_000)
   })
+
+  /** Every key of a prefix, as type, value (a hash's fields sorted) and TTL, by the key's name. */
+  async function stateOf(prefix: string): Promise<Map<string, [string, unknown, number]>> {
+    const state = new Map<string, [string, unknown, number]>()
+    for (const name of await admin.keys(`${prefix}:*`)) {
+      const type = await admin.type(name)
+      const value =
+        type === 'string'
+          ? await admin.get(name)
+          : type === 'hash'
+            ? Object.entries(await admin.hgetall(name)).sort()
+            : // sliding-log: the scores (members name requests, which differ between stores).
+              (await admin.zrange(name, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1)
+      state.set(name.slice(prefix.length), [type, value, await admin.pttl(name)])
+    }
+    return state
+  }
+
+  test.each(ALGORITHMS)(
+    '%s: a key repeated in a batch is decided, and left in Redis, as by the same consumes one at a time',
+    async (algorithm) => {
+      const steps = fc.array(
+        fc.record({
+          gap: fc.integer({ min: 0, max: 700 }),
+          // Which of two keys each consume of the turn is for, and its cost.
+          turn: fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 1, max: 3 })), {
+            minLength: 1,
+            maxLength: 8,
+          }),
+        }),
+        { minLength: 1, maxLength: 8 },
+      )
+      await fc.assert(
+        fc.asyncProperty(steps, fc.constantFrom(1, 2), async (trace, precision) => {
+          const run = keys++
+          const options = {
+            algorithm,
+            limit: 5,
+            window: 1000,
+            ...(algorithm === 'sliding-window' ? { precision } : {}),
+          }
+          const policies = [resolvePolicy(options)]
+          const batched = new RedisStore({ client: admin, time: 'client', prefix: `hb${run}` })
+          const alone = new RedisStore({
+            client: admin,
+            time: 'client',
+            prefix: `ha${run}`,
+            batchSize: 1,
+          })
+          const models = [new ReferenceModel(policies), new ReferenceModel(policies)]
+          let now = 1_000_000
+          for (const { gap, turn } of trace) {
+            now += gap
+            const together = await Promise.all(
+              turn.map(([k, cost]) => batched.consume({ key: `k${k}`, policies, cost, now })),
+            )
+            const oneByOne: PolicyOutcome[][] = []
+            for (const [k, cost] of turn) {
+              oneByOne.push(
+                plain((await alone.consume({ key: `k${k}`, policies, cost, now })).outcomes),
+              )
+            }
+            const expected = turn.map(([k, cost]) => models[k].consume(now, cost))
+            expect(together.map((r) => plain(r.outcomes))).toEqual(expected)
+            expect(oneByOne).toEqual(expected)
+          }
+          const [held, sequential] = [await stateOf(`hb${run}`), await stateOf(`ha${run}`)]
+          expect([...held.keys()].sort()).toEqual([...sequential.keys()].sort())
+          for (const [name, [type, value, ttl]] of held) {
+            const [otherType, otherValue, otherTtl] = sequential.get(name)!
+            expect([type, value]).toEqual([otherType, otherValue])
+            // Written moments apart in real time, with the same TTL from the same `now`.
+            expect(Math.abs(ttl - otherTtl)).toBeLessThan(500)
+          }
+        }),
+        { numRuns: 25 },
+      )
+    },
+  )
 
   test('a decision that fails in the script fails alone; the rest of its batch is decided', async () => {
     const store = new RedisStore({ client: connect(), blockCache: false })

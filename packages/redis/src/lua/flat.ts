@@ -91,7 +91,7 @@ if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-${batch ? `${ANY_BLOCK}local function one(key, extra, cost)\n` : ''}`
+${batch ? `${ANY_BLOCK}${code === 'sl' ? '' : HOLD_REPEATED}local function one(key, extra, cost)\n` : ''}`
 }
 
 /**
@@ -104,6 +104,117 @@ const ANY_BLOCK = `local blocks = call('EXISTS', string.sub(KEYS[1], 1, string.f
 `
 
 /**
+ * Batch scripts of the algorithms whose state is one string or one hash (all but sliding-log):
+ * a key that comes more than once in the batch (one client's burst, a shared limit) has its
+ * state read once, held here while its decisions run in order, each on what the one before
+ * left, and written once at the end (flush, from \`tail\`), with the TTL the last decision
+ * set. Each decision's reply is what it would be alone; Redis ends in the same state as after
+ * the decisions one by one. Keys that come once go straight to Redis, as before.
+ *
+ * \`call\` stands in for redis.call in \`one\`: reads of a held key come from the held state, and
+ * its writes (SET PX, DEL, HSET, HDEL, PEXPIRE: all that the decisions write) change only it.
+ */
+const HOLD_REPEATED = `local rcall, repeated, held, dirty = call, {}, {}, {}
+do
+  local seen = {}
+  for i = 1, #KEYS do
+    if seen[KEYS[i]] then repeated[KEYS[i]] = true else seen[KEYS[i]] = true end
+  end
+end
+local function held_hash(c, key)
+  if c.h == nil then
+    local h, was = {}, {}
+    if not c.deleted then
+      local all = rcall('HGETALL', key)
+      for i = 1, #all, 2 do
+        h[all[i]] = all[i + 1]
+        was[all[i]] = true
+      end
+    end
+    c.h, c.was = h, was
+  end
+  return c.h
+end
+local function call(cmd, key, ...)
+  if not repeated[key] then return rcall(cmd, key, ...) end
+  local c = held[key]
+  if c == nil then
+    c = {}
+    held[key] = c
+  end
+  if cmd == 'GET' then
+    if c.v == nil then c.v = rcall('GET', key) end
+    return c.v
+  elseif cmd == 'HGETALL' then
+    local all = {}
+    for field, value in pairs(held_hash(c, key)) do
+      all[#all + 1] = field
+      all[#all + 1] = value
+    end
+    return all
+  end
+  if not c.dirty then
+    c.dirty = true
+    dirty[#dirty + 1] = key
+  end
+  local args = { ... }
+  if cmd == 'SET' then
+    c.v, c.px = args[1], args[3]
+  elseif cmd == 'DEL' then
+    c.v, c.px, c.deleted = false, nil, true
+    if c.h ~= nil then c.h = {} end
+  elseif cmd == 'HSET' then
+    local h = held_hash(c, key)
+    for i = 1, #args, 2 do h[args[i]] = args[i + 1] end
+  elseif cmd == 'HDEL' then
+    local h = held_hash(c, key)
+    for i = 1, #args do h[args[i]] = nil end
+  elseif cmd == 'PEXPIRE' then
+    c.px = args[1]
+  else
+    error('sluice: ' .. cmd .. ' on a held key')
+  end
+  return 1
+end
+-- Field lists in runs of 1000 arguments (an even number: field-value pairs stay whole), as
+-- unpack cannot spread a list of any length.
+local function in_chunks(cmd, key, list)
+  for i = 1, #list, 1000 do rcall(cmd, key, unpack(list, i, math.min(i + 999, #list))) end
+end
+local function flush()
+  for i = 1, #dirty do
+    local key = dirty[i]
+    local c = held[key]
+    if c.h == nil then
+      -- A string: its last SET PX, or gone.
+      if c.v then rcall('SET', key, c.v, 'PX', c.px) else rcall('DEL', key) end
+    else
+      -- A hash: the fields it holds now, the ones it lost, and the TTL its last PEXPIRE set.
+      local set, gone = {}, {}
+      for field, value in pairs(c.h) do
+        set[#set + 1] = field
+        set[#set + 1] = value
+      end
+      if c.deleted then
+        rcall('DEL', key)
+      else
+        for field in pairs(c.was) do
+          if c.h[field] == nil then gone[#gone + 1] = field end
+        end
+      end
+      if #set == 0 then
+        if not c.deleted then rcall('DEL', key) end
+      else
+        in_chunks('HDEL', key, gone)
+        in_chunks('HSET', key, set)
+        if c.px then rcall('PEXPIRE', key, c.px) end
+      end
+    end
+  end
+end
+`
+
+/**
  * The end of a batch script (see `inputs`): the decision above, as the function `one`, for
  * each key in turn, in the order given, each with its own cost and sliding-log request id.
  * A decision that fails (a key of the wrong type) fails alone: its reply is the error, and
@@ -111,7 +222,7 @@ const ANY_BLOCK = `local blocks = call('EXISTS', string.sub(KEYS[1], 1, string.f
  * the reads that can fail. One pcall covers the run of decisions from `from` on, and another
  * starts after a failure: a pcall per decision cost Redis 0.4 us each.
  */
-function tail(batch: boolean): string {
+function tail(batch: boolean, held = true): string {
   if (!batch) return ''
   return `end
 local id, out, n, done = ARGV[1], {}, #KEYS, 0
@@ -129,7 +240,7 @@ while done < n do
   done = done + 1
   out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
-return out
+${held ? 'flush()\n' : ''}return out
 `
 }
 
@@ -439,4 +550,4 @@ end
 if newest < now then newest = now end
 call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
 return reply
-${tail(batch)}`
+${tail(batch, false)}`
