@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { createLimiter, MemoryStore } from '@sluice/core'
@@ -21,6 +22,43 @@ describe('MemoryStore', () => {
     expect((await limiter.consume('c')).allowed).toBe(false) // kept
     expect((await limiter.consume('b')).allowed).toBe(true) // forgotten, so counted afresh
     await store.close()
+  })
+
+  test('under any churn of keys it remembers exactly the most recently used maxKeys', async () => {
+    const churn = fc.array(
+      fc.tuple(fc.integer({ min: 0, max: 11 }), fc.integer({ min: 1, max: 2 })),
+      { minLength: 1, maxLength: 200 },
+    )
+    await fc.assert(
+      fc.asyncProperty(churn, fc.integer({ min: 1, max: 6 }), async (requests, maxKeys) => {
+        const store = new MemoryStore({ maxKeys })
+        const limiter = createLimiter({
+          algorithm: 'fixed-window',
+          limit: 3,
+          window: '1h',
+          store,
+          clock: () => 0,
+        })
+        // The model: counts in least-recently-used order; every request is a use, a rejected one too.
+        const used = new Map<string, number>()
+        for (const [n, cost] of requests) {
+          const key = `key:${n}`
+          const count = used.get(key) ?? 0
+          const allowed = count + cost <= 3
+          used.delete(key)
+          used.set(key, allowed ? count + cost : count)
+          if (used.size > maxKeys) used.delete(used.keys().next().value as string)
+          const decision = await limiter.consume(key, { cost })
+          expect([decision.allowed, decision.remaining]).toEqual([
+            allowed,
+            3 - (allowed ? count + cost : count),
+          ])
+          expect(store.size()).toBe(used.size)
+        }
+        await store.close()
+      }),
+      { numRuns: 200 },
+    )
   })
 
   test('a key asked again and again is never answered from a row that no longer holds it', async () => {

@@ -112,7 +112,6 @@ export class KeyIndex {
     const key = this.keys[row]
     this.keys[row] = ''
     this.size--
-    if (this.missedKey === key) this.missedKey = undefined
     const slots = this.slots
     const mask = this.mask
     let slot = this.hash(key, this.seed) & mask
