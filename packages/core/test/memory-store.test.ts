@@ -3,16 +3,15 @@ import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { createLimiter, MemoryStore } from '@sluice/core'
 
+/** A fixed window of `limit` an hour on `store`, at a clock that stands still. */
+function hourlyLimiter(store: MemoryStore, limit: number) {
+  return createLimiter({ algorithm: 'fixed-window', limit, window: '1h', store, clock: () => 0 })
+}
+
 describe('MemoryStore', () => {
   test('bounded by maxKeys: the least recently used key goes first', async () => {
     const store = new MemoryStore({ maxKeys: 3 })
-    const limiter = createLimiter({
-      algorithm: 'fixed-window',
-      limit: 1,
-      window: '1h',
-      store,
-      clock: () => 0,
-    })
+    const limiter = hourlyLimiter(store, 1)
     for (const key of ['a', 'b', 'c']) await limiter.consume(key)
     await limiter.consume('a') // touch: b is now the least recently used
     await limiter.consume('d')
@@ -32,13 +31,7 @@ describe('MemoryStore', () => {
     await fc.assert(
       fc.asyncProperty(churn, fc.integer({ min: 1, max: 6 }), async (requests, maxKeys) => {
         const store = new MemoryStore({ maxKeys })
-        const limiter = createLimiter({
-          algorithm: 'fixed-window',
-          limit: 3,
-          window: '1h',
-          store,
-          clock: () => 0,
-        })
+        const limiter = hourlyLimiter(store, 3)
         // The model: counts in least-recently-used order; every request is a use, a rejected one too.
         const used = new Map<string, number>()
         for (const [n, cost] of requests) {
@@ -63,13 +56,7 @@ describe('MemoryStore', () => {
 
   test('a key asked again and again is never answered from a row that no longer holds it', async () => {
     const store = new MemoryStore({ maxKeys: 1 })
-    const limiter = createLimiter({
-      algorithm: 'fixed-window',
-      limit: 3,
-      window: '1h',
-      store,
-      clock: () => 0,
-    })
+    const limiter = hourlyLimiter(store, 3)
     const remaining = async (key: string) => (await limiter.consume(key)).remaining
     expect([await remaining('a'), await remaining('a')]).toEqual([2, 1])
     // b takes a's row (maxKeys 1): a must start afresh, not read b's count.
