@@ -15,7 +15,7 @@ import { algorithms, type Policy, type PolicyOutcome } from '@sluice/core'
  * - sliding-log: the reply is `[live, newest - now, mustExpire - now]`, all that decide reads
  *   of the log. A log of `live` timestamps, all live, whose 1st and last are the newest and
  *   whose (live + cost - limit)-th is mustExpire, seen at 0, decides the same (decide reads
- *   slot 1 to find the first live one, the last slot, and that one).
+ *   the oldest to find the first live one, the newest, and that one).
  * - any: a negative integer reply is a block, -reply ms long (see store.block).
  *
  * Returns undefined for a reply of the wrong shape.

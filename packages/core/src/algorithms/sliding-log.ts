@@ -47,15 +47,12 @@ function ensureRing(s: StateVector, b: number, limit: number): void {
   const size = s[b + SIZE]
   if (size >= limit) return
   const stored = s[b + COUNT]
-  if (stored === 0) {
-    // A new key (or an empty log): nothing to move.
-    s[b + HEAD] = 0
-    s[b + SIZE] = limit
-    return
+  // A new key (or an empty log) has nothing to move, and allocates nothing.
+  if (stored > 0) {
+    const log = new Array<number>(stored)
+    for (let i = 0; i < stored; i++) log[i] = s[slot(s, b, i)]
+    for (let i = 0; i < stored; i++) s[b + RING + i] = log[i]
   }
-  const log = new Array<number>(stored)
-  for (let i = 0; i < stored; i++) log[i] = s[slot(s, b, i)]
-  for (let i = 0; i < stored; i++) s[b + RING + i] = log[i]
   s[b + HEAD] = 0
   s[b + SIZE] = limit
 }

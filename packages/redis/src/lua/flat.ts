@@ -91,8 +91,11 @@ if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-${batch ? `${ANY_BLOCK}${code === 'sl' ? '' : HOLD_REPEATED}local function one(key, extra, cost)\n` : ''}`
+${batch ? `${ANY_BLOCK}${holdsRepeated(code) ? HOLD_REPEATED : ''}local function one(key, extra, cost)\n` : ''}`
 }
+
+/** Whether a batch script of this algorithm holds repeated keys (see HOLD_REPEATED). */
+const holdsRepeated = (code: string): boolean => code !== 'sl'
 
 /**
  * Batch scripts only (standalone Redis): whether any key of the prefix may be blocked, from
@@ -222,7 +225,7 @@ end
  * the reads that can fail. One pcall covers the run of decisions from `from` on, and another
  * starts after a failure: a pcall per decision cost Redis 0.4 us each.
  */
-function tail(batch: boolean, held = true): string {
+function tail(code: string, batch: boolean): string {
   if (!batch) return ''
   return `end
 local id, out, n, done = ARGV[1], {}, #KEYS, 0
@@ -240,7 +243,7 @@ while done < n do
   done = done + 1
   out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
-${held ? 'flush()\n' : ''}return out
+${holdsRepeated(code) ? 'flush()\n' : ''}return out
 `
 }
 
@@ -334,7 +337,7 @@ local expires_at = tat
 if rem > 0 then expires_at = tat + 1 end
 ${save('rem', 'tat', 'expires_at')}
 return backlog
-${tail(batch)}`
+${tail('gc', batch)}`
 
 /** token-bucket and leaky-bucket (shaping): sa = level (missing x windowMs), sb = last refill. */
 export function bucketFlat(code: 'tb' | 'lb', baked?: BakedPolicy, batch = false): string {
@@ -361,7 +364,7 @@ local expires_at = 0
 if level > 0 then expires_at = last + ceil(level / limit) end
 ${save('level', 'last', 'expires_at')}
 return backlog
-${tail(batch)}`
+${tail(code, batch)}`
 }
 
 /** fixed-window: sa = count, sb = window start. */
@@ -391,7 +394,7 @@ if cost > limit or count + cost > limit or op == 'p' or cost == 0 then return re
 count = count + cost
 ${save('count', 'window_start', 'window_start + window')}
 return reply
-${tail(batch)}`
+${tail('fw', batch)}`
 
 /**
  * sliding-window, any precision (sliding-window.ts in core, lua/sliding-window.ts here): the
@@ -490,7 +493,7 @@ else
 end
 call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))
 return h
-${tail(batch)}`
+${tail('sw', batch)}`
 
 /**
  * sliding-log (sliding-log.ts in core, lua/sliding-log.ts here): the same sorted set, one
@@ -550,4 +553,4 @@ end
 if newest < now then newest = now end
 call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
 return reply
-${tail(batch, false)}`
+${tail('sl', batch)}`
