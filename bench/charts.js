@@ -5,8 +5,10 @@
 // colours, sans-serif 10 px). Every input is checked first; a missing or malformed file is
 // reported with the path of the bad field and the process exits 1 (the charts of the valid
 // files are still written).
-// Run: node bench/charts.js [part ...]  (after npm run build; BENCH_RESULTS_DIR and
-// BENCH_IMG_DIR read and write elsewhere)
+// It also rewrites the results section of docs/benchmarks.md (between its results markers):
+// each part's headline figures from the same files.
+// Run: node bench/charts.js [part ...]  (after npm run build; BENCH_RESULTS_DIR,
+// BENCH_IMG_DIR and BENCH_DOCS_FILE read and write elsewhere)
 const fs = require('node:fs')
 const path = require('node:path')
 const { SVG_COLORS } = require('@sluice/core')
@@ -88,6 +90,12 @@ const checks = {
         stringAt(r, 'label', `${where}.rows[${i}]`)
         for (const k of ['rps', 'ratio', 'p99', 'rejected']) numberAt(r, k, `${where}.rows[${i}]`)
       })
+      // Written by runs of every variant since the results section quotes it; older files lack it.
+      if (f.versusPeer !== undefined) {
+        const versus = objectAt(f, 'versusPeer', where)
+        numberAt(versus, 'redis', `${where}.versusPeer`)
+        numberAt(versus, 'redisReject', `${where}.versusPeer`)
+      }
       for (const v of ['none', 'sluice-memory', 'peer-memory']) {
         check(
           rows.some((r) => r.variant === v),
@@ -572,24 +580,199 @@ const charts = {
   },
 }
 
+// ---------------------------------------------------------------------------------------------
+// The results section of docs/benchmarks.md
+
+const RESULTS_BEGIN = '<!-- results:begin -->'
+const RESULTS_END = '<!-- results:end -->'
+
+/** "a-bx" (or "ax" when equal): the span of ratios, as the prose elsewhere quotes them. */
+function span(values, format = (v) => v.toFixed(2)) {
+  const lo = format(Math.min(...values))
+  const hi = format(Math.max(...values))
+  return lo === hi ? lo : `${lo}-${hi}`
+}
+const pct = (ratio) => `${Math.round((1 - ratio) * 100)}%`
+const link = (record) => `[${record.name}.md](bench/${record.name}.md)`
+const when = (record) =>
+  `${record.machine.date} on ${record.machine.cpus}, Node ${record.machine.node}`
+
+/** One paragraph (or table) per part: its headline figures, from the same JSON as its chart. */
+const summaries = {
+  core(record) {
+    const { rows, keys } = record.data
+    const peer = rows.find((r) => r.peer)
+    const sluice = rows.filter((r) => !r.peer)
+    const versus = (key) => span(sluice.map((r) => r[key] / peer[key]))
+    const paired = sluice.map((r) => r.pairedHotRatio).filter((v) => typeof v === 'number')
+    return (
+      `Sluice's MemoryStore against ${peer.name}, every algorithm: ` +
+      `${versus('hot')}x the decisions per second on one hot key` +
+      (paired.length === sluice.length
+        ? ` (${span(paired)}x measured side by side in one process)`
+        : '') +
+      `, ${versus('insert')}x on the first touch of ${fmt(keys)} keys and ${versus('update')}x on the ` +
+      `second pass, in ${span(
+        sluice.map((r) => r.bytesPerKey),
+        (v) => v.toFixed(0),
+      )} B of heap per key against ${peer.bytesPerKey.toFixed(0)} B.`
+    )
+  },
+  redis(record) {
+    const { rows, keys, inFlight, bytesPerKey } = record.data
+    const peer = rows.find((r) => r.peer)
+    const sluice = rows.filter((r) => !r.peer)
+    const versus = (key) => span(sluice.map((r) => r[key] / peer[key]))
+    const sentences = [
+      `RedisStore against ${peer.name}, by algorithm: ${versus('inFlight')}x the decisions per ` +
+        `second with ${fmt(inFlight)} in flight over ${fmt(keys)} keys, ${versus('sequential')}x ` +
+        `one at a time.`,
+    ]
+    const spread = sluice.every((r) => isNumber(r.hot) && isNumber(r.million))
+    if (spread && isNumber(peer.hot) && isNumber(peer.million) && isNumber(record.data.million)) {
+      sentences.push(
+        `On one hot key ${versus('hot')}x, on ${fmt(record.data.million)} distinct keys ${versus('million')}x.`,
+      )
+    }
+    const ours = bytesPerKey.filter((r) => !r.peer)
+    const theirs = bytesPerKey.find((r) => r.peer)
+    if (theirs !== undefined && ours.length > 0) {
+      sentences.push(
+        `Redis holds ${span(
+          ours.map((r) => r.bytes),
+          (v) => v.toFixed(0),
+        )} B per key (MEMORY USAGE) against ${theirs.bytes} B.`,
+      )
+    }
+    return sentences.join(' ')
+  },
+  http(record) {
+    const lines = []
+    for (const [name, f] of Object.entries(record.data.frameworks)) {
+      const row = (variant) => f.rows.find((r) => r.variant === variant)
+      const parts = [
+        `Sluice memory costs ${pct(row('sluice-memory').ratio)} of the no-limiter baseline ` +
+          `(${f.peer.memory}: ${pct(row('peer-memory').ratio)}` +
+          (row('floor')
+            ? `; a middleware that only sets the three headers: ${pct(row('floor').ratio)}`
+            : '') +
+          ')',
+      ]
+      const ours = row('sluice-redis')
+      const theirs = row('peer-redis')
+      if (ours && theirs) {
+        const ratio = f.versusPeer?.redis
+        parts.push(
+          `with Redis ${fmt(ours.rps)} req/s against ${fmt(theirs.rps)}` +
+            (isNumber(ratio)
+              ? ` (${ratio.toFixed(2)}x, the median of each round's ratio)`
+              : ' (medians)'),
+        )
+      }
+      lines.push(`- ${capital(name)}: ${parts.join('; ')}.`)
+    }
+    return lines.join('\n')
+  },
+  memcached(record) {
+    const { rows } = record.data
+    const both = rows.filter((r) => r.redis !== null && r.redis > 0)
+    return (
+      `MemcachedStore makes ${span(
+        rows.map((r) => r.memcached),
+        fmt,
+      )} decisions per second on the counter algorithms` +
+      (both.length > 0
+        ? `, ${span(both.map((r) => r.memcached / r.redis))}x RedisStore's on the same machine.`
+        : '.')
+    )
+  },
+  accuracy(record) {
+    const { totals, limit, windowMs } = record.data
+    return [
+      `Against an exact sliding window of ${limit} per ${windowMs / 1000} s, over every trace:`,
+      '',
+      '| algorithm | misclassified | wrongly admitted | wrongly rejected | worst window, x the limit |',
+      '| --- | --- | --- | --- | --- |',
+      ...totals.map(
+        (r) =>
+          `| ${r.algorithm} | ${r.misclassifiedPct.toFixed(3)}% | ${r.wronglyAdmittedPct.toFixed(3)}% | ` +
+          `${r.wronglyRejectedPct.toFixed(3)}% | ${r.worstWindowAdmitted.toFixed(2)} |`,
+      ),
+    ].join('\n')
+  },
+}
+const SUMMARY_TITLES = {
+  core: 'In-process decisions and memory',
+  redis: 'Redis store',
+  http: 'HTTP',
+  memcached: 'Memcached store',
+  accuracy: 'Accuracy',
+}
+
+/** The text between the markers: each part's headline from its valid result file. */
+function resultsSection(records) {
+  const out = [
+    // Written as generated: prettier would realign the tables, and the next run undo it.
+    '<!-- prettier-ignore-start -->',
+    'Written by `bench/charts.js` from `docs/bench/*.json` (`npm run bench`, or',
+    "`npm run bench:charts` after one part): the headline of each part's last run, with the",
+    'machine and date it was measured on. The result files hold the full tables.',
+  ]
+  for (const name of Object.keys(summaries)) {
+    const record = records.get(name)
+    const title = `**${SUMMARY_TITLES[name]}**`
+    out.push(
+      '',
+      record === undefined
+        ? `${title}: no valid result (run \`npm run bench:${name}\`).`
+        : `${title} (${when(record)}; ${link(record)}):\n\n${summaries[name](record)}`,
+    )
+  }
+  out.push('<!-- prettier-ignore-end -->')
+  return out.join('\n') + '\n'
+}
+
+/** Replaces the results section of the docs page; false when its markers are missing. */
+function writeResultsSection(file, records) {
+  const page = fs.readFileSync(file, 'utf8')
+  const begin = page.indexOf(RESULTS_BEGIN)
+  const end = page.indexOf(RESULTS_END)
+  if (begin < 0 || end < begin) return false
+  const next =
+    page.slice(0, begin + RESULTS_BEGIN.length) + '\n' + resultsSection(records) + page.slice(end)
+  if (next !== page) fs.writeFileSync(file, next)
+  return true
+}
+
 function main() {
   const from = resultsDir()
   const to = path.resolve(process.env.BENCH_IMG_DIR ?? path.join(__dirname, '../docs/img'))
+  const docs = path.resolve(
+    process.env.BENCH_DOCS_FILE ?? path.join(__dirname, '../docs/benchmarks.md'),
+  )
   const wanted = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(charts)
   const failures = []
+  /** Every part's valid record, for the results section, whichever charts were asked for. */
+  const records = new Map()
+  const load = (name) => {
+    const file = path.join(from, `${name}.json`)
+    if (!fs.existsSync(file)) throw new InputError('missing: run its benchmark first')
+    let record
+    try {
+      record = JSON.parse(fs.readFileSync(file, 'utf8'))
+    } catch (error) {
+      throw new InputError(`not JSON: ${error.message}`)
+    }
+    checks[name](envelope(record, name))
+    return record
+  }
   fs.mkdirSync(to, { recursive: true })
   for (const name of wanted) {
     const file = path.join(from, `${name}.json`)
     try {
       if (!charts[name]) throw new InputError(`no chart named ${name}`)
-      if (!fs.existsSync(file)) throw new InputError('missing: run its benchmark first')
-      let record
-      try {
-        record = JSON.parse(fs.readFileSync(file, 'utf8'))
-      } catch (error) {
-        throw new InputError(`not JSON: ${error.message}`)
-      }
-      checks[name](envelope(record, name))
+      const record = load(name)
+      records.set(name, record)
       const svg = charts[name](record)
       const out = path.join(to, `bench-${name}.svg`)
       fs.writeFileSync(out, svg)
@@ -598,6 +781,21 @@ function main() {
       if (!(error instanceof InputError)) throw error
       failures.push(`${path.relative(process.cwd(), file)}: ${error.message}`)
     }
+  }
+  for (const name of Object.keys(summaries)) {
+    if (records.has(name) || wanted.includes(name)) continue
+    try {
+      records.set(name, load(name))
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error
+    }
+  }
+  if (!writeResultsSection(docs, records)) {
+    failures.push(
+      `${path.relative(process.cwd(), docs)}: has no ${RESULTS_BEGIN} ... ${RESULTS_END}`,
+    )
+  } else {
+    console.log(`${path.relative(process.cwd(), docs)}  results section`)
   }
   if (failures.length > 0) {
     for (const f of failures) console.error(`charts: ${f}`)

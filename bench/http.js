@@ -219,7 +219,8 @@ async function main() {
     tries: TRIES,
     rounds: ROUNDS,
     connections: CONNECTIONS,
-    frameworks: {}, // framework -> { peer, rows: [{ variant, label, rps, ratio, p99, rejected }] }
+    // framework -> { peer, rows: [{ variant, label, rps, ratio, p99, rejected }], versusPeer }
+    frameworks: {},
   }
   for (const framework of FRAMEWORKS) {
     data.frameworks[framework] = {
@@ -254,17 +255,23 @@ async function main() {
     })
     // Sluice against the peer: the median of each round's ratio, as for "vs no limiter".
     const by = (v) => runs[framework][v].map((r) => r.rps)
-    const versus = (sluice, peer) =>
-      median(by(sluice).map((rps, round) => rps / by(peer)[round])).toFixed(2)
+    const versus = (sluice, peer) => median(by(sluice).map((rps, round) => rps / by(peer)[round]))
     const cost = (v) =>
       `${((1 - median(runs[framework][v].map((r) => r.ratio))) * 100).toFixed(0)}%`
     // A trial run of a subset of variants has no headline.
-    const headline = ALL_VARIANTS.every((v) => VARIANTS.includes(v))
+    const complete = ALL_VARIANTS.every((v) => VARIANTS.includes(v))
+    if (complete) {
+      data.frameworks[framework].versusPeer = {
+        redis: versus('sluice-redis', 'peer-redis'),
+        redisReject: versus('sluice-redis-reject', 'peer-redis-reject'),
+      }
+    }
+    const headline = complete
       ? `Sluice memory costs ${cost('sluice-memory')} of the baseline ` +
         `(${PEERS[framework].memory}: ${cost('peer-memory')}; a middleware that only sets the same ` +
         `three headers: ${cost('floor')}); ` +
-        `with Redis Sluice serves ${versus('sluice-redis', 'peer-redis')}x the peer's requests per second ` +
-        `(rejecting: ${versus('sluice-redis-reject', 'peer-redis-reject')}x; medians of each round's ratio). ` +
+        `with Redis Sluice serves ${versus('sluice-redis', 'peer-redis').toFixed(2)}x the peer's requests per second ` +
+        `(rejecting: ${versus('sluice-redis-reject', 'peer-redis-reject').toFixed(2)}x; medians of each round's ratio). ` +
         cpuHeadline(runs[framework])
       : `Trial run of ${VARIANTS.join(', ')}.`
     sections.push(

@@ -1,14 +1,14 @@
 'use strict'
 // Draws the six algorithms on the same bursty trace (5 requests per second, meters with the
 // default burst = limit) into docs/img/<algorithm>.svg, as docs/algorithms.md shows them.
-// Run: node bench/pictures.js  (after npm run build)
+// Run: node bench/pictures.js  (after npm run build; BENCH_IMG_DIR writes elsewhere)
 const fs = require('node:fs')
 const path = require('node:path')
 const { ALGORITHMS, makeTrace, renderSvg, simulate } = require('@sluice/core')
 
 const LIMIT = 5
 const WINDOW_MS = 1000
-const dir = path.resolve(__dirname, '../docs/img')
+const dir = path.resolve(process.env.BENCH_IMG_DIR ?? path.join(__dirname, '../docs/img'))
 fs.mkdirSync(dir, { recursive: true })
 const trace = makeTrace('bursty', { limit: LIMIT, windowMs: WINDOW_MS, seed: 1 })
 for (const algorithm of ALGORITHMS) {
