@@ -748,7 +748,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
    * What a consume decides, chosen once: V8 inlines a hot path only while the code it inlines
    * stays small, so the plain configuration gets a path of its own, not a branch in a larger one.
    */
-  const decideNow: SyncConsume = plain ? decidePlain : decideSync
+  const decideNow: DirectConsume = plain ? decidePlain : decideSync
 
   /** decideNow as a promise: what `consume` returns. */
   function decideNowAsPromise(key: string, cost: number): Promise<Decision> {
@@ -756,9 +756,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return isPromise(decision) ? decision : Promise.resolve(decision)
   }
 
+  /** A consume through the store's promise: decide's, named for the two callers below. */
+  function decideRemote(key: string, cost: number): Promise<Decision> {
+    return decide(key, cost, false)
+  }
+
   /** A consume of a checked cost: synchronous for an in-process store, else through decide. */
   const consumeCost: (key: string, cost: number) => Promise<Decision> =
-    consumeNow === undefined ? (key, cost) => decide(key, cost, false) : decideNowAsPromise
+    consumeNow === undefined ? decideRemote : decideNowAsPromise
 
   /** consume(key, options): checks the cost, then decides as consume(key) does. */
   function consumeWithOptions(key: string, consumeOptions: ConsumeOptions): Promise<Decision> {
@@ -823,29 +828,29 @@ export function createLimiter(options: LimiterOptions): Limiter {
       await bounded(() => store.reset(storeKey(key), policies))
     },
   }
-  if (consumeNow !== undefined) {
-    syncConsumers.set(limiter, (key, cost) => {
-      try {
-        checkCost(cost)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-      return decideNow(key, cost)
-    })
-  }
+  const consumeDirect = consumeNow === undefined ? decideRemote : decideNow
+  directConsumers.set(limiter, (key, cost) => {
+    try {
+      checkCost(cost)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return consumeDirect(key, cost)
+  })
   return limiter
 }
 
-/** What `consume(key, { cost })` decides, synchronously when the store is in-process. */
-export type SyncConsume = (key: string, cost: number) => Decision | Promise<Decision>
+/** What `consume(key, { cost })` decides: at once when the store is in-process, else its promise. */
+export type DirectConsume = (key: string, cost: number) => Decision | Promise<Decision>
 
-const syncConsumers = new WeakMap<Limiter, SyncConsume>()
+const directConsumers = new WeakMap<Limiter, DirectConsume>()
 
 /**
- * Internal (the HTTP pipeline's hot path): the limiter's `consume` without the promise, for a
- * limiter over an in-process store (`consumeNow`); undefined otherwise. Same decision, same
- * events, same errors: a failure still answers with a promise (rejected or onStoreError's).
+ * Internal (the HTTP pipeline's hot path): the limiter's `consume` of a checked cost, without
+ * the promise for a limiter over an in-process store (`consumeNow`), and for any other store the
+ * store call's own promise chain, with no wrapper around it. Same decision, same events, same
+ * errors: a failure still answers with a promise (rejected or onStoreError's).
  */
-export function syncConsumer(limiter: Limiter): SyncConsume | undefined {
-  return syncConsumers.get(limiter)
+export function directConsumer(limiter: Limiter): DirectConsume | undefined {
+  return directConsumers.get(limiter)
 }

@@ -6,6 +6,7 @@ import {
   type Decision,
   type HttpLimiter,
   type HttpLimitOptions,
+  type AllowVerdict,
   type HttpVerdict,
   type ProxyTrust,
   type RejectVerdict,
@@ -219,10 +220,18 @@ function createHook(
   }
   if (hook === 'preParsing') return sluiceRateLimit
 
+  /** Admits: decision and headers on the request and reply, onExceeding; false if one threw. */
+  function admit(request: FastifyRequest, reply: FastifyReply, verdict: AllowVerdict) {
+    request.rateLimit = verdict.decision
+    for (const [name, value] of verdict.headers) reply.header(name, value)
+    onExceeding?.(request, verdict.key)
+  }
+
   /**
-   * The same hook in callback style (onRequest, preValidation, preHandler): a request decided at
-   * once and admitted goes on through `done` without a promise; everything else (a verdict still
-   * to come, a rejection) returns apply's promise, as the async hook would.
+   * The same hook in callback style (onRequest, preValidation, preHandler): an admitted request
+   * goes on through `done`, at once when decided at once, else when the store answers, with no
+   * promise of the hook's own for Fastify to follow; a rejection returns (or, decided later,
+   * settles `done` with) apply's promise, as the async hook would.
    */
   return function sluiceRateLimitNow(
     request: FastifyRequest,
@@ -235,16 +244,29 @@ function createHook(
     } catch (error) {
       return Promise.reject(error)
     }
-    if (isPromise(verdict)) return verdict.then((v) => apply(request, reply, v))
+    if (isPromise(verdict)) {
+      verdict.then((settled) => {
+        if (settled.action === 'pass') return done()
+        if (settled.action !== 'allow') {
+          apply(request, reply, settled).then(() => done(), done)
+          return
+        }
+        try {
+          admit(request, reply, settled)
+        } catch (error) {
+          return done(error)
+        }
+        done()
+      }, done)
+      return undefined
+    }
     if (verdict.action === 'pass') {
       done()
       return undefined
     }
     if (verdict.action !== 'allow') return apply(request, reply, verdict)
-    request.rateLimit = verdict.decision
     try {
-      for (const [name, value] of verdict.headers) reply.header(name, value)
-      onExceeding?.(request, verdict.key)
+      admit(request, reply, verdict)
     } catch (error) {
       return Promise.reject(error)
     }

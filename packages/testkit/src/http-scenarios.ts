@@ -3,6 +3,7 @@ import { createServer, get as httpGet, type RequestListener, type Server } from 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
+import { Redis } from 'ioredis'
 import request from 'supertest'
 import {
   ConfigError,
@@ -13,6 +14,8 @@ import {
   type HttpRequestLike,
   type Store,
 } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import { startRedis, type RedisServer } from './servers'
 
 /** Options as the shared scenarios write them: functions see only `ip` and `headers`, which every framework's request has. */
 export type ScenarioOptions = HttpLimitOptions<HttpRequestLike>
@@ -142,25 +145,45 @@ export function runHttpScenarios(harness: AdapterHarness): void {
     return String(harness.resetStyle === 'epoch' ? Math.ceil(now / 1000) + seconds : seconds)
   }
 
+  /** An app with a fixed window of `limit` per minute, on a fake clock 20 s before its end. */
+  async function startFixedMinute(limit: number, options: ScenarioOptions = {}) {
+    const clock = fakeClock(T0 + 40_000)
+    const agent = await start({
+      limit,
+      window: '1m',
+      algorithm: 'fixed-window',
+      clock: clock.read,
+      ...options,
+    })
+    return { agent, clock }
+  }
+
+  /**
+   * On such an app, each request up to the limit passes with its remaining count and the reset
+   * 20 s away; the next one is 429 with remaining 0 and Retry-After 20, returned for more checks.
+   */
+  async function passUpToTheLimit(
+    agent: Awaited<ReturnType<typeof start>>,
+    clock: ReturnType<typeof fakeClock>,
+    limit: number,
+  ) {
+    for (let remaining = limit - 1; remaining >= 0; remaining--) {
+      const res = await agent.get('/').expect(200)
+      expect(res.body).toEqual({ ok: true, remaining })
+      expect(res.headers['x-ratelimit-limit']).toBe(String(limit))
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining))
+      expect(res.headers['x-ratelimit-reset']).toBe(legacyReset(clock.now, 20))
+    }
+    const limited = await agent.get('/').expect(429)
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0')
+    expect(limited.headers['retry-after']).toBe('20')
+    return limited
+  }
+
   describe(`${harness.name}: shared HTTP behaviour`, () => {
     test('boundary: the limit passes, limit + 1 is 429 with remaining 0 and the JSON body', async () => {
-      const clock = fakeClock(T0 + 40_000)
-      const agent = await start({
-        limit: 3,
-        window: '1m',
-        algorithm: 'fixed-window',
-        clock: clock.read,
-      })
-      for (const remaining of [2, 1, 0]) {
-        const res = await agent.get('/').expect(200)
-        expect(res.body).toEqual({ ok: true, remaining })
-        expect(res.headers['x-ratelimit-limit']).toBe('3')
-        expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining))
-        expect(res.headers['x-ratelimit-reset']).toBe(legacyReset(clock.now, 20))
-      }
-      const limited = await agent.get('/').expect(429)
-      expect(limited.headers['x-ratelimit-remaining']).toBe('0')
-      expect(limited.headers['retry-after']).toBe('20')
+      const { agent, clock } = await startFixedMinute(3)
+      const limited = await passUpToTheLimit(agent, clock, 3)
       expect(limited.headers['x-ratelimit-retry-after']).toBe('20')
       expect(limited.body).toMatchObject({
         error: 'Too Many Requests',
@@ -850,6 +873,32 @@ export function runHttpScenarios(harness: AdapterHarness): void {
         await expect(
           harness.start({ algorithm: 'gcra', limit: 5, queue: { maxWait: 10 } as never }),
         ).rejects.toThrow(/unknown option `maxWait` for queue/)
+      })
+    })
+
+    describe('over a Redis store (a real redis-server): decided when the store answers', () => {
+      let redis: RedisServer
+      let client: Redis
+      beforeAll(async () => {
+        redis = await startRedis()
+        client = new Redis({ host: redis.host, port: redis.port })
+      })
+      afterAll(async () => {
+        client.disconnect()
+        await redis.stop()
+      })
+
+      test('admitted requests go on with their headers and decision, the next one is 429', async () => {
+        const { agent, clock } = await startFixedMinute(2, {
+          // Client time: the fake clock decides, so every figure below is exact.
+          store: new RedisStore({ client, time: 'client', prefix: `http-${Date.now()}` }),
+        })
+        const limited = await passUpToTheLimit(agent, clock, 2)
+        expect(limited.body).toMatchObject({ error: 'Too Many Requests', retryAfter: 20 })
+        // Many at once (batched in Redis as they come): each request gets its own answer.
+        clock.now += 20_000
+        const burst = await Promise.all([0, 1, 2, 3].map(() => agent.get('/')))
+        expect(burst.map((r) => r.status).sort()).toEqual([200, 200, 429, 429])
       })
     })
   })

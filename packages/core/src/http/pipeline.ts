@@ -2,7 +2,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http'
 import { isPromise } from '../promise'
 import { setTimeout as sleep } from 'node:timers/promises'
 import ipaddr from 'ipaddr.js'
-import { createLimiter, syncConsumer, type Limiter } from '../create-limiter'
+import { createLimiter, directConsumer, type Limiter } from '../create-limiter'
 import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { Duration } from '../duration'
@@ -571,12 +571,13 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     return value
   }
 
-  const consumeSync = fixed === undefined ? undefined : syncConsumer(fixed)
+  const consumeDirect = fixed === undefined ? undefined : directConsumer(fixed)
   const fixedCost = typeof cost === 'function' ? undefined : cost
-  // The common configuration (in-process store, IP key, fixed limit and cost, nothing that may be
-  // async) is decided without a promise or an async frame.
+  // The common configuration (IP key, fixed limit and cost, no option that may be async) is
+  // decided without an async frame: on an in-process store without a promise either, on any
+  // other store through the store call's promise alone.
   const fastPath =
-    consumeSync !== undefined &&
+    consumeDirect !== undefined &&
     fixedCost !== undefined &&
     skip === undefined &&
     keyFn === undefined &&
@@ -590,7 +591,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     if (warnTrustAll || warnUntrusted) checkProxy(req)
     const key = boundKey(keyByIp(req))
     const units = fixedCost!
-    const decision = consumeSync!(key, units)
+    const decision = consumeDirect!(key, units)
     if (isPromise(decision)) {
       return decision.then((settled) =>
         conclude(req, res, key, units, settled, undefined, undefined, fixed),
