@@ -451,17 +451,22 @@ describe('keys', () => {
     expect(() => new RedisStore({ client: admin, prefix: 'a{b' })).toThrow(/`prefix`/)
   })
 
-  test('every key expires when its state is empty again, sub-second windows included', async () => {
+  test('every key expires when its state is empty again, to the millisecond', async () => {
     const store = new RedisStore({ client: connect() })
     const cases: [Policy, number][] = [
-      [resolvePolicy({ algorithm: 'fixed-window', limit: 5, window: 300 }), 300],
-      [resolvePolicy({ algorithm: 'sliding-window', limit: 5, window: 400, precision: 4 }), 500],
-      [resolvePolicy({ algorithm: 'sliding-log', limit: 5, window: 250 }), 250],
-      // Meters need cost x window / limit ms; kept in the hundreds so a loaded machine still
-      // reads the TTL before the key expires.
-      [resolvePolicy({ algorithm: 'token-bucket', limit: 10, window: 2000 }), 400],
-      [resolvePolicy({ algorithm: 'leaky-bucket', limit: 10, window: 2000 }), 400],
-      [resolvePolicy({ algorithm: 'gcra', limit: 10, window: 1000, burst: 6 }), 200],
+      // Windows of tens of seconds: a key that lives only milliseconds could expire before a
+      // loaded machine reads its TTL. Windows that are not whole seconds show the TTL is set in
+      // milliseconds, not rounded up to the next second.
+      [resolvePolicy({ algorithm: 'fixed-window', limit: 5, window: 30_300 }), 30_300],
+      [
+        resolvePolicy({ algorithm: 'sliding-window', limit: 5, window: 40_400, precision: 4 }),
+        50_500,
+      ],
+      [resolvePolicy({ algorithm: 'sliding-log', limit: 5, window: 25_250 }), 25_250],
+      // Meters need cost x window / limit ms, not the whole window.
+      [resolvePolicy({ algorithm: 'token-bucket', limit: 10, window: 200_000 }), 40_000],
+      [resolvePolicy({ algorithm: 'leaky-bucket', limit: 10, window: 200_000 }), 40_000],
+      [resolvePolicy({ algorithm: 'gcra', limit: 10, window: 100_000, burst: 6 }), 20_000],
     ]
     for (const [policy, needed] of cases) {
       const key = freshKey()
@@ -511,9 +516,11 @@ describe('keys', () => {
     const store = new RedisStore({ client: connect() })
     const usage: Record<string, number> = {}
     for (const policy of [
-      resolvePolicy({ algorithm: 'gcra', limit: 100, window: 1000, burst: 6 }),
-      resolvePolicy({ algorithm: 'gcra', limit: 3, window: 1000 }),
-      resolvePolicy({ algorithm: 'fixed-window', limit: 100, window: 60_000 }),
+      // Hour-long windows: a state that lives only milliseconds (gcra 100/s keeps its key for
+      // 10-60 ms) could expire before a loaded machine gets to inspect it.
+      resolvePolicy({ algorithm: 'gcra', limit: 100, window: 3_600_000, burst: 6 }),
+      resolvePolicy({ algorithm: 'gcra', limit: 3, window: 3_600_000 }),
+      resolvePolicy({ algorithm: 'fixed-window', limit: 100, window: 3_600_000 }),
     ]) {
       // A realistic key: an IPv4 client address.
       const key = `203.0.113.${keys++ % 250}`

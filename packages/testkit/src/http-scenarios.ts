@@ -99,16 +99,40 @@ export class FailingStore implements Store {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Sends GET / and disconnects after `afterMs`, before the answer comes (a client that left). */
-function abandonRequest(port: number, afterMs = 30): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
-    abandoned.on('error', () => resolve())
-    setTimeout(() => {
-      abandoned.destroy()
-      resolve()
-    }, afterMs)
+/**
+ * A `key` function (by client IP) that tells when the server has keyed its `nth` request: the
+ * limiter decides in the same turn, so from then on that request is counted.
+ */
+function noticeKeying(nth: number) {
+  let seen = 0
+  let onKeyed!: () => void
+  const keyed = new Promise<void>((resolve) => (onKeyed = resolve))
+  const key = (req: HttpRequestLike) => {
+    if (++seen === nth) onKeyed()
+    return req.ip ?? 'no-ip'
+  }
+  return { key, keyed }
+}
+
+/**
+ * Sends GET / and disconnects once `counted` settles, before the answer comes (a client that
+ * left). Waiting for the server, not a fixed time, makes sure the request was counted: a loaded
+ * machine could otherwise drop the connection before the request arrived, and a test of the
+ * refund would pass without one.
+ */
+async function abandonRequest(port: number, counted: Promise<void>): Promise<void> {
+  const abandoned = httpGet({ host: '127.0.0.1', port, path: '/' })
+  abandoned.on('error', () => {})
+  let timer: NodeJS.Timeout | undefined
+  const noShow = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('the server never keyed the request')), 5000)
   })
+  try {
+    await Promise.race([counted, noShow])
+  } finally {
+    clearTimeout(timer)
+    abandoned.destroy()
+  }
 }
 
 /** Lets refunds scheduled on response 'close' run before the next request. */
@@ -460,6 +484,7 @@ export function runHttpScenarios(harness: AdapterHarness): void {
 
     test('skipFailedRequests refunds a request whose client went away before the answer', async () => {
       const clock = fakeClock(T0)
+      const { key, keyed } = noticeKeying(2)
       // leaky-bucket holds the second request 100 ms for shaping: time for the client to leave.
       const agent = await start({
         algorithm: 'leaky-bucket',
@@ -468,13 +493,21 @@ export function runHttpScenarios(harness: AdapterHarness): void {
         burst: 2,
         skipFailedRequests: true,
         clock: clock.read,
+        key,
       })
       const { port } = open[open.length - 1].server.address() as AddressInfo
       await agent.get('/').expect(200)
-      await abandonRequest(port)
-      await new Promise((resolve) => setTimeout(resolve, 150))
-      // Without the refund the queue (burst 2) would still be full on the unmoved clock.
-      const third = await agent.get('/').expect(200)
+      await abandonRequest(port, keyed)
+      // Without the refund the queue (burst 2) stays full on the unmoved clock, and a rejected
+      // try counts nothing: only the refund lets a request through. It follows the server's
+      // 'close' of the abandoned request, which a loaded machine may deliver late, so the third
+      // request is retried for up to 3 s rather than sent once after a fixed pause.
+      let third = await agent.get('/')
+      for (const giveUp = Date.now() + 3000; third.status === 429 && Date.now() < giveUp;) {
+        await sleep(50)
+        third = await agent.get('/')
+      }
+      expect(third.status).toBe(200)
       expect(third.body).toEqual({ ok: true, remaining: 0 })
     })
 
@@ -827,6 +860,7 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       test('a client that disconnects while queued gives its slot back', async () => {
         // 10 a second, burst 1: the second request is held 100 ms. A third may wait 150 ms:
         // enough for the slot after the first (100 ms), not for one after the second (200 ms).
+        const { key, keyed } = noticeKeying(2)
         const agent = await start({
           algorithm: 'gcra',
           limit: 10,
@@ -834,10 +868,11 @@ export function runHttpScenarios(harness: AdapterHarness): void {
           burst: 1,
           clock: fakeClock(T0).read,
           queue: { maxWaitMs: 150 },
+          key,
         })
         const { port } = open[open.length - 1].server.address() as AddressInfo
         await agent.get('/').expect(200)
-        await abandonRequest(port)
+        await abandonRequest(port, keyed)
         await settle()
         await agent.get('/').expect(200)
       })
