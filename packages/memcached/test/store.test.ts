@@ -10,7 +10,7 @@ import {
   type Decision,
 } from '@sluice/core'
 import { MemcachedStore } from '@sluice/memcached'
-import { startMemcached, type MemcachedServer } from '@sluice/testkit'
+import { startMemcached, watchStalls, type MemcachedServer } from '@sluice/testkit'
 import { Client } from 'memjs'
 
 let server: MemcachedServer
@@ -311,6 +311,7 @@ describe('failures', () => {
       // Kill while a burst is in flight: every call settles, as a decision or a StoreError.
       const inFlight = consumeAll(strict, key, 50)
       await own.kill()
+      const downStalls = watchStalls()
       const started = Date.now()
       const settled = await inFlight
       for (const result of settled) {
@@ -331,7 +332,7 @@ describe('failures', () => {
       })
       expect(await fallback.consume(key)).toMatchObject({ allowed: true, degraded: true })
       expect(await fallback.consume(key)).toMatchObject({ allowed: false, degraded: true })
-      expect(Date.now() - started).toBeLessThan(1500)
+      expect(Date.now() - started).toBeLessThan(1500 + downStalls.stop())
 
       // Back (empty: memcached keeps nothing across a restart): decisions from the store again.
       await own.restart()
@@ -361,10 +362,12 @@ describe('failures', () => {
       timeoutMs: 100,
     })
     try {
+      const stalls = watchStalls()
       const started = Date.now()
       const decision = await limiter.consume('k')
+      const elapsed = Date.now() - started
       expect(decision).toMatchObject({ allowed: false, degraded: true })
-      expect(Date.now() - started).toBeLessThan(400)
+      expect(elapsed).toBeLessThan(400 + stalls.stop())
       const strict = createLimiter({ limit: 5, window: '1m', store, timeoutMs: 100 })
       await expect(strict.consume('k')).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' })
     } finally {

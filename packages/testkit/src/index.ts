@@ -3,3 +3,4 @@
 export * from './servers'
 export * from './conformance'
 export * from './http-scenarios'
+export * from './stalls'
