@@ -105,6 +105,8 @@ test("the HTTP results quote each framework's Sluice-to-peer ratio when the run 
   mkdirSync(results)
   const http = JSON.parse(committed('docs/bench/http.json'))
   http.data.frameworks.fastify.versusPeer = { redis: 1.234, redisReject: 1.5 }
+  // A file from before runs recorded the ratio: the section gives the two medians instead.
+  delete http.data.frameworks.koa.versusPeer
   writeFileSync(join(results, 'http.json'), JSON.stringify(http))
   const docs = join(scratch, 'benchmarks.md')
   copyFileSync(join(ROOT, 'docs/benchmarks.md'), docs)
