@@ -220,7 +220,7 @@ function createHook(
   }
   if (hook === 'preParsing') return sluiceRateLimit
 
-  /** Admits: decision and headers on the request and reply, onExceeding; false if one threw. */
+  /** Admits: the decision on the request, the headers on the reply, then onExceeding. */
   function admit(request: FastifyRequest, reply: FastifyReply, verdict: AllowVerdict) {
     request.rateLimit = verdict.decision
     for (const [name, value] of verdict.headers) reply.header(name, value)
