@@ -497,8 +497,14 @@ export class RedisStore implements Store {
 
   private readonly flush = (): void => {
     this.flushScheduled = false
-    for (const batch of this.batches.values()) this.send(batch)
-    this.batches.clear()
+    // Entry by entry, not clear(): V8's clear() gives the map a new table and leaves the old
+    // one pointing to it. The old table sits in the old generation until a major collection, so
+    // every young collection took each new table, and the batches in it, for live and promoted
+    // them: about 1 MB per scavenge under load, a few percent of the server's CPU in GC.
+    for (const [own, batch] of this.batches) {
+      this.batches.delete(own)
+      this.send(batch)
+    }
   }
 
   /**
