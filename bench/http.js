@@ -260,18 +260,19 @@ async function main() {
       `${((1 - median(runs[framework][v].map((r) => r.ratio))) * 100).toFixed(0)}%`
     // A trial run of a subset of variants has no headline.
     const complete = ALL_VARIANTS.every((v) => VARIANTS.includes(v))
-    if (complete) {
-      data.frameworks[framework].versusPeer = {
-        redis: versus('sluice-redis', 'peer-redis'),
-        redisReject: versus('sluice-redis-reject', 'peer-redis-reject'),
-      }
-    }
-    const headline = complete
+    const versusPeer = complete
+      ? {
+          redis: versus('sluice-redis', 'peer-redis'),
+          redisReject: versus('sluice-redis-reject', 'peer-redis-reject'),
+        }
+      : undefined
+    if (versusPeer !== undefined) data.frameworks[framework].versusPeer = versusPeer
+    const headline = versusPeer
       ? `Sluice memory costs ${cost('sluice-memory')} of the baseline ` +
         `(${PEERS[framework].memory}: ${cost('peer-memory')}; a middleware that only sets the same ` +
         `three headers: ${cost('floor')}); ` +
-        `with Redis Sluice serves ${versus('sluice-redis', 'peer-redis').toFixed(2)}x the peer's requests per second ` +
-        `(rejecting: ${versus('sluice-redis-reject', 'peer-redis-reject').toFixed(2)}x; medians of each round's ratio). ` +
+        `with Redis Sluice serves ${versusPeer.redis.toFixed(2)}x the peer's requests per second ` +
+        `(rejecting: ${versusPeer.redisReject.toFixed(2)}x; medians of each round's ratio). ` +
         cpuHeadline(runs[framework])
       : `Trial run of ${VARIANTS.join(', ')}.`
     sections.push(
