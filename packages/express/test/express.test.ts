@@ -113,4 +113,33 @@ describe.each([
   test('the middleware function is named', () => {
     expect(rateLimit().name).toBe('sluiceRateLimit')
   })
+
+  test("the decision set in a mounted sub-app is still on req in the parent's later handlers", async () => {
+    const parent = factory()
+    const sub = factory()
+    sub.use(rateLimit({ limit: 5, logger: captureLogger() }))
+    sub.get('/own', (req, res) => void res.json({ remaining: req.rateLimit?.remaining ?? null }))
+    parent.use('/sub', sub)
+    // No route of the sub-app matches /sub/after: Express restores the parent's prototype.
+    parent.get('/sub/after', (req, res) => {
+      res.json({ remaining: req.rateLimit?.remaining ?? null, own: Object.keys(req) })
+    })
+    expect((await request(parent).get('/sub/own').expect(200)).body.remaining).toBe(4)
+    const after = await request(parent).get('/sub/after').expect(200)
+    expect(after.body.remaining).toBe(3)
+    // Read and written like a property, without adding one to each request.
+    expect(after.body.own).not.toContain('rateLimit')
+  })
+
+  test('a requestPropertyName the request already has elsewhere on its chain is assigned plainly', async () => {
+    const server = factory()
+    // `pipe` is a stream method: an accessor for it would break every request of the process.
+    server.use(rateLimit({ requestPropertyName: 'pipe', logger: captureLogger() }))
+    server.get('/', (req, res) => {
+      const own = Object.getOwnPropertyDescriptor(req, 'pipe')?.value as { remaining?: number }
+      res.json({ remaining: own?.remaining ?? null, pipe: typeof factory.request.pipe })
+    })
+    const res = await request(server).get('/').expect(200)
+    expect(res.body).toEqual({ remaining: 99, pipe: 'function' })
+  })
 })
