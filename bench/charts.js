@@ -105,6 +105,27 @@ const checks = {
       }
     }
   },
+  instructions(data) {
+    objectAt(data, 'requests', 'data')
+    const frameworks = objectAt(data, 'frameworks', 'data')
+    check(Object.keys(frameworks).length > 0, 'data.frameworks', 'must not be empty')
+    for (const [name, f] of Object.entries(frameworks)) {
+      const where = `data.frameworks.${name}`
+      stringAt(f, 'peer', where)
+      const rows = arrayAt(f, 'rows', where)
+      rows.forEach((r, i) => {
+        stringAt(r, 'variant', `${where}.rows[${i}]`)
+        for (const k of ['instructions', 'ratio']) numberAt(r, k, `${where}.rows[${i}]`)
+      })
+      for (const v of ['none', 'floor', 'sluice-memory', 'peer-memory']) {
+        check(
+          rows.some((r) => r.variant === v),
+          `${where}.rows`,
+          `has no "${v}" row`,
+        )
+      }
+    }
+  },
   core(data) {
     numberAt(data, 'keys', 'data')
     const rows = arrayAt(data, 'rows', 'data')
@@ -673,6 +694,19 @@ const summaries = {
     }
     return lines.join('\n')
   },
+  instructions(record) {
+    const lines = []
+    for (const [name, f] of Object.entries(record.data.frameworks)) {
+      const added = (variant) =>
+        `${((f.rows.find((r) => r.variant === variant).ratio - 1) * 100).toFixed(1)}%`
+      lines.push(
+        `- ${capital(name)}: Sluice memory adds ${added('sluice-memory')} to the no-limiter ` +
+          `server's instructions per request (${f.peer}: ${added('peer-memory')}; a middleware ` +
+          `that only sets the three headers: ${added('floor')}).`,
+      )
+    }
+    return lines.join('\n')
+  },
   memcached(record) {
     const { rows } = record.data
     const both = rows.filter((r) => r.redis !== null && r.redis > 0)
@@ -705,6 +739,7 @@ const SUMMARY_TITLES = {
   core: 'In-process decisions and memory',
   redis: 'Redis store',
   http: 'HTTP',
+  instructions: 'Instructions per HTTP request',
   memcached: 'Memcached store',
   accuracy: 'Accuracy',
 }

@@ -65,6 +65,8 @@ test('the benchmark charts and the results section match docs/bench/*.json', asy
   const section = committed('docs/benchmarks.md').split('<!-- results:begin -->')[1]
   expect(section).toContain('**HTTP** (')
   expect(section).toContain('- Fastify: Sluice memory costs ')
+  expect(section).toContain('**Instructions per HTTP request** (')
+  expect(section).toContain('- Koa: Sluice memory adds ')
 })
 
 test('a malformed result file is named with its bad field, and the others are still drawn', async () => {

@@ -1,0 +1,210 @@
+'use strict'
+// Instructions each HTTP server executes per request, counted by valgrind's callgrind: the
+// no-limiter server, the floor (the three headers alone), Sluice's memory store and the peer's,
+// for Express, Fastify and Koa. Unlike requests per second, the count does not depend on what
+// else the machine is doing, so it shows a few percent that a shared machine's noise hides.
+// Needs valgrind (Debian: apt-get install valgrind). Run: node bench/instructions.js (after npm
+// run build); BENCH_INSTR_ROUNDS (default 2) runs per server, BENCH_INSTR_REQUESTS (default per
+// framework, see REQUESTS) counted per run, BENCH_INSTR_PARALLEL (2) servers at a time (how
+// busy the cores are changes how many requests a server reads per event-loop turn, so compare
+// counts made with the same setting).
+const { execFile, execFileSync, spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { envCount, median, table, writeResult } = require('./lib')
+
+const ROUNDS = envCount('BENCH_INSTR_ROUNDS', 2)
+/**
+ * Requests to warm up with, then to count, per framework. A window must hold enough requests
+ * that the garbage collector's and the optimising compiler's bursts (tens of millions of
+ * instructions each) average out: 5,000 Fastify requests counted right after 5,000 others ran
+ * 82.9k and then 57.8k instructions each in one process. Express's requests are ten times
+ * heavier, and 5,000 of them repeat within 1%.
+ */
+const REQUESTS = {
+  fastify: envCount('BENCH_INSTR_REQUESTS', 20_000),
+  koa: envCount('BENCH_INSTR_REQUESTS', 20_000),
+  express: envCount('BENCH_INSTR_REQUESTS', 5000),
+}
+const PARALLEL = envCount('BENCH_INSTR_PARALLEL', 2)
+const FRAMEWORKS = ['fastify', 'koa', 'express']
+const VARIANTS = ['none', 'floor', 'sluice-memory', 'peer-memory']
+const LABELS = {
+  none: 'no limiter',
+  floor: 'three headers only (floor)',
+  'sluice-memory': 'Sluice memory',
+  'peer-memory': 'peer memory',
+}
+const PEERS = {
+  express: 'express-rate-limit',
+  fastify: '@fastify/rate-limit',
+  koa: 'koa-ratelimit (memory driver)',
+}
+const SERVER = path.join(__dirname, 'http/server.js')
+const AUTOCANNON = require.resolve('autocannon/autocannon.js')
+
+function hasValgrind() {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** autocannon sending exactly `amount` requests over 50 connections. */
+function load(port, amount) {
+  return new Promise((resolve, reject) => {
+    const args = [AUTOCANNON, '-c', '50', '-a', String(amount), `http://127.0.0.1:${port}/`]
+    execFile(process.execPath, args, { maxBuffer: 1 << 24 }, (error) =>
+      error ? reject(error) : resolve(),
+    )
+  })
+}
+
+function control(flag, pid) {
+  execFileSync('callgrind_control', [flag, String(pid)], { stdio: 'ignore' })
+}
+
+/**
+ * One server under callgrind: warm up (V8 optimises the hot code), zero the counters, send as
+ * many requests again and dump. `--single-threaded` keeps V8's compiler and
+ * garbage collector threads on the main thread, so their work is in the count.
+ */
+async function count(framework, variant, dir) {
+  const out = path.join(dir, `${framework}-${variant}-%p`)
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      '--single-threaded',
+      '--expose-gc',
+      SERVER,
+      framework,
+      variant,
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  )
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let text = ''
+      child.stdout.on('data', (chunk) => {
+        text += chunk
+        const match = /ready (\d+)/.exec(text)
+        if (match) resolve(Number(match[1]))
+      })
+      child.on('exit', (code) => reject(new Error(`${framework} ${variant} exited with ${code}`)))
+    })
+    await load(port, REQUESTS[framework])
+    control('-z', child.pid)
+    await load(port, REQUESTS[framework])
+    control('-d', child.pid)
+    const dump = path.join(dir, `${framework}-${variant}-${child.pid}.1`)
+    const summary = /^summary:\s*(\d+)/m.exec(fs.readFileSync(dump, 'utf8'))
+    if (summary === null) throw new Error(`${dump}: no summary line`)
+    return Number(summary[1]) / REQUESTS[framework]
+  } finally {
+    child.removeAllListeners('exit')
+    child.kill('SIGKILL')
+  }
+}
+
+async function main() {
+  if (!hasValgrind()) {
+    console.error('bench:instructions needs valgrind (Debian: apt-get install valgrind)')
+    // In `npm run bench` (all parts), the others still run; its last result file stays.
+    process.exit(process.env.BENCH_RUN_ALL === '1' ? 0 : 1)
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instructions-'))
+  // Every (framework, variant) ROUNDS times, rounds one after another, so a slow hour of the
+  // machine cannot fall on one variant only.
+  const jobs = []
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const framework of FRAMEWORKS) {
+      for (const variant of VARIANTS) jobs.push({ framework, variant })
+    }
+  }
+  const counts = new Map()
+  let next = 0
+  async function worker() {
+    while (next < jobs.length) {
+      const { framework, variant } = jobs[next++]
+      const perRequest = await count(framework, variant, dir)
+      const key = `${framework} ${variant}`
+      counts.set(key, [...(counts.get(key) ?? []), perRequest])
+      console.log(`${key}: ${(perRequest / 1000).toFixed(1)}k instructions per request`)
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: PARALLEL }, worker))
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+
+  const frameworks = {}
+  const sections = []
+  for (const framework of FRAMEWORKS) {
+    const runs = (variant) => counts.get(`${framework} ${variant}`)
+    const base = median(runs('none'))
+    const rows = VARIANTS.map((variant) => ({
+      variant,
+      label: variant === 'peer-memory' ? PEERS[framework] : LABELS[variant],
+      instructions: median(runs(variant)),
+      runs: runs(variant),
+      ratio: median(runs(variant)) / base,
+    }))
+    frameworks[framework] = { peer: PEERS[framework], rows }
+    const row = (variant) => rows.find((r) => r.variant === variant)
+    const added = (variant) => `${((row(variant).ratio - 1) * 100).toFixed(1)}%`
+    sections.push(
+      `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n` +
+        `Sluice's memory store adds ${added('sluice-memory')} to the instructions the no-limiter ` +
+        `server runs per request, ${PEERS[framework]} ${added('peer-memory')}; the three headers ` +
+        `alone ${added('floor')}.\n\n` +
+        table(
+          ['variant', 'instructions per request (median)', 'vs no limiter', 'runs'],
+          rows.map((r) => [
+            r.label,
+            `${(r.instructions / 1000).toFixed(1)}k`,
+            r.ratio.toFixed(3),
+            r.runs.map((v) => `${(v / 1000).toFixed(1)}k`).join(', '),
+          ]),
+        ),
+    )
+  }
+  const valgrind = execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()
+  const text = writeResult(
+    'instructions',
+    'Instructions per HTTP request',
+    `${valgrind} (callgrind) counts the instructions of each server process (node ` +
+      `--single-threaded, so V8's compiler and garbage collector are in the count): requests ` +
+      `from autocannon (50 connections) to warm up, then the counters are zeroed and as many ` +
+      `again are counted (${FRAMEWORKS.map((f) => `${f} ${fmtCount(REQUESTS[f])}`).join(', ')}). ` +
+      `${ROUNDS} run${ROUNDS === 1 ? '' : 's'} per server, each in a new process; the median ` +
+      `counts. Variants as in the HTTP benchmark (http.md): admitting, with a limit no run ` +
+      `reaches; the floor is a middleware that only sets the three X-RateLimit headers. The ` +
+      `count does not depend on the machine's other load, unlike requests per second, but ` +
+      `garbage collections and V8's optimisations fall unevenly into a window, and a process ` +
+      `can differ from the next by what V8 did while it started (see docs/benchmarks.md): ` +
+      `hence the runs column.\n\n${sections.join('\n\n')}`,
+    ['@sluice/core', 'express', 'fastify', 'koa', ...Object.values(PEERS).map(peerPackage)],
+    { requests: REQUESTS, rounds: ROUNDS, frameworks },
+  )
+  console.log(`\n${text}`)
+}
+
+function peerPackage(label) {
+  return label.split(' ')[0]
+}
+
+function fmtCount(n) {
+  return n.toLocaleString('en-US')
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
