@@ -34,7 +34,6 @@ const LABELS = {
   none: 'no limiter',
   floor: 'three headers only (floor)',
   'sluice-memory': 'Sluice memory',
-  'peer-memory': 'peer memory',
 }
 const PEERS = {
   express: 'express-rate-limit',
@@ -72,6 +71,12 @@ function control(flag, pid) {
  * many requests again and dump. `--single-threaded` keeps V8's compiler and
  * garbage collector threads on the main thread, so their work is in the count.
  */
+/** Servers under callgrind now, killed if the run ends early. */
+const running = new Set()
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
 async function count(framework, variant, dir) {
   const out = path.join(dir, `${framework}-${variant}-%p`)
   const child = spawn(
@@ -88,6 +93,7 @@ async function count(framework, variant, dir) {
     ],
     { stdio: ['ignore', 'pipe', 'ignore'] },
   )
+  running.add(child)
   try {
     const port = await new Promise((resolve, reject) => {
       let text = ''
@@ -109,6 +115,7 @@ async function count(framework, variant, dir) {
   } finally {
     child.removeAllListeners('exit')
     child.kill('SIGKILL')
+    running.delete(child)
   }
 }
 
