@@ -4,7 +4,7 @@
 // for Express, Fastify and Koa. Unlike requests per second, the count does not depend on what
 // else the machine is doing, so it shows a few percent that a shared machine's noise hides.
 // Needs valgrind (Debian: apt-get install valgrind). Run: node bench/instructions.js (after npm
-// run build); BENCH_INSTR_ROUNDS (default 2) runs per server, BENCH_INSTR_REQUESTS (default per
+// run build); BENCH_INSTR_ROUNDS (default 3) runs per server, BENCH_INSTR_REQUESTS (default per
 // framework, see REQUESTS) counted per run, BENCH_INSTR_PARALLEL (2) servers at a time (how
 // busy the cores are changes how many requests a server reads per event-loop turn, so compare
 // counts made with the same setting).
@@ -14,7 +14,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { envCount, median, table, writeResult } = require('./lib')
 
-const ROUNDS = envCount('BENCH_INSTR_ROUNDS', 2)
+const ROUNDS = envCount('BENCH_INSTR_ROUNDS', 3)
 /**
  * Requests to warm up with, then to count, per framework. A window must hold enough requests
  * that the garbage collector's and the optimising compiler's bursts (tens of millions of
