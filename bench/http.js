@@ -9,9 +9,19 @@
 // for trial runs, BENCH_HTTP_FRAMEWORKS and BENCH_HTTP_VARIANTS (comma-separated) pick a subset
 // ('none' is always run: every figure is a ratio to it), with BENCH_RESULTS_DIR so the committed
 // results stay untouched.
-const { spawn, execFile } = require('node:child_process')
+const { execFile } = require('node:child_process')
 const path = require('node:path')
-const { table, fmt, median, writeResult, startRedisServer, cpuMicros, envCount } = require('./lib')
+const {
+  table,
+  fmt,
+  median,
+  writeResult,
+  startRedisServer,
+  startChild,
+  stopChild,
+  cpuMicros,
+  envCount,
+} = require('./lib')
 
 const SECONDS = envCount('BENCH_HTTP_SECONDS', 2)
 const TRIES = envCount('BENCH_HTTP_TRIES', 3)
@@ -49,36 +59,6 @@ const PEERS = {
   koa: { memory: 'koa-ratelimit (memory driver)', redis: 'koa-ratelimit (ioredis)' },
 }
 const AUTOCANNON = require.resolve('autocannon/autocannon.js')
-
-/** Starts a child and resolves once a line of its stdout matches `ready`. */
-function startChild(command, args, ready) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    const onData = (chunk) => {
-      out += chunk
-      const match = ready.exec(out)
-      if (match) {
-        child.stdout.off('data', onData)
-        child.stdout.resume() // keep draining so the child never blocks on a full pipe
-        resolve({ child, match })
-      }
-    }
-    child.stdout.on('data', onData)
-    child.on('exit', (code) =>
-      reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)),
-    )
-  })
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.removeAllListeners('exit')
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
-}
 
 function autocannon(port, seconds) {
   return new Promise((resolve, reject) => {
@@ -144,7 +124,7 @@ async function measure(framework, variant, redis) {
     }
     return best
   } finally {
-    await stop(child)
+    await stopChild(child)
   }
 }
 

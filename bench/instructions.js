@@ -1,18 +1,18 @@
 'use strict'
 // Instructions each HTTP server executes per request, counted by valgrind's callgrind: the
 // no-limiter server, the floor (the three headers alone), Sluice's memory store and the peer's,
-// for Express, Fastify and Koa. Unlike requests per second, the count does not depend on what
-// else the machine is doing, so it shows a few percent that a shared machine's noise hides.
+// for Express, Fastify and Koa. The count depends far less than requests per second on what else
+// the machine is doing, so it shows a few percent that a shared machine's noise hides.
 // Needs valgrind (Debian: apt-get install valgrind). Run: node bench/instructions.js (after npm
 // run build); BENCH_INSTR_ROUNDS (default 3) runs per server, BENCH_INSTR_REQUESTS (default per
 // framework, see REQUESTS) counted per run, BENCH_INSTR_PARALLEL (2) servers at a time (how
 // busy the cores are changes how many requests a server reads per event-loop turn, so compare
 // counts made with the same setting).
-const { execFile, execFileSync, spawn } = require('node:child_process')
+const { execFile, execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { envCount, median, table, writeResult } = require('./lib')
+const { envCount, median, startChild, stopChild, table, writeResult } = require('./lib')
 
 const ROUNDS = envCount('BENCH_INSTR_ROUNDS', 3)
 /**
@@ -77,13 +77,18 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
 
+/**
+ * One server under callgrind: warm up (V8 optimises the hot code), zero the counters, send as
+ * many requests again and dump. `--single-threaded` keeps V8's compiler and garbage collector
+ * threads on the main thread, so their work is in the count.
+ */
 async function count(framework, variant, dir) {
-  const out = path.join(dir, `${framework}-${variant}-%p`)
-  const child = spawn(
+  const requests = REQUESTS[framework]
+  const { child, match } = await startChild(
     'valgrind',
     [
       '--tool=callgrind',
-      `--callgrind-out-file=${out}`,
+      `--callgrind-out-file=${path.join(dir, `${framework}-${variant}-%p`)}`,
       process.execPath,
       '--single-threaded',
       '--expose-gc',
@@ -91,30 +96,23 @@ async function count(framework, variant, dir) {
       framework,
       variant,
     ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
+    /ready (\d+)/,
+    { quiet: true },
   )
   running.add(child)
   try {
-    const port = await new Promise((resolve, reject) => {
-      let text = ''
-      child.stdout.on('data', (chunk) => {
-        text += chunk
-        const match = /ready (\d+)/.exec(text)
-        if (match) resolve(Number(match[1]))
-      })
-      child.on('exit', (code) => reject(new Error(`${framework} ${variant} exited with ${code}`)))
-    })
-    await load(port, REQUESTS[framework])
+    const port = Number(match[1])
+    await load(port, requests)
     control('-z', child.pid)
-    await load(port, REQUESTS[framework])
+    await load(port, requests)
     control('-d', child.pid)
     const dump = path.join(dir, `${framework}-${variant}-${child.pid}.1`)
     const summary = /^summary:\s*(\d+)/m.exec(fs.readFileSync(dump, 'utf8'))
     if (summary === null) throw new Error(`${dump}: no summary line`)
-    return Number(summary[1]) / REQUESTS[framework]
+    return Number(summary[1]) / requests
   } finally {
-    child.removeAllListeners('exit')
-    child.kill('SIGKILL')
+    // SIGKILL: the counts are read; callgrind's final dump on exit would only cost time.
+    await stopChild(child, 'SIGKILL')
     running.delete(child)
   }
 }
@@ -193,7 +191,7 @@ async function main() {
       `${ROUNDS} run${ROUNDS === 1 ? '' : 's'} per server, each in a new process; the median ` +
       `counts. Variants as in the HTTP benchmark (http.md): admitting, with a limit no run ` +
       `reaches; the floor is a middleware that only sets the three X-RateLimit headers. The ` +
-      `count does not depend on the machine's other load, unlike requests per second, but ` +
+      `count depends far less than requests per second on the machine's other load, but ` +
       `garbage collections and V8's optimisations fall unevenly into a window, and a process ` +
       `can differ from the next by what V8 did while it started (see docs/benchmarks.md): ` +
       `hence the runs column.\n\n${sections.join('\n\n')}`,

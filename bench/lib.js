@@ -194,7 +194,43 @@ function envCount(name, fallback) {
   return value
 }
 
+/**
+ * Starts a child and resolves with it (and the match) once its stdout matches `ready`; rejects
+ * if it exits first. Its stderr is shown unless `quiet` (valgrind's banner, for one).
+ */
+function startChild(command, args, ready, { quiet = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'] })
+    let out = ''
+    const onData = (chunk) => {
+      out += chunk
+      const match = ready.exec(out)
+      if (match) {
+        child.stdout.off('data', onData)
+        child.stdout.resume() // keep draining so the child never blocks on a full pipe
+        resolve({ child, match })
+      }
+    }
+    child.stdout.on('data', onData)
+    child.on('exit', (code) =>
+      reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)),
+    )
+  })
+}
+
+/** Stops a child from startChild and resolves once it has exited. */
+function stopChild(child, signal = 'SIGTERM') {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.removeAllListeners('exit')
+    child.once('exit', () => resolve())
+    child.kill(signal)
+  })
+}
+
 module.exports = {
+  startChild,
+  stopChild,
   envCount,
   cpuMicros,
   freePort,

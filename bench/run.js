@@ -1,6 +1,7 @@
 'use strict'
 // npm run bench [core|redis|http|instructions|memcached|accuracy|pictures|charts|all]: each part
-// runs in its own process. charts comes last: it draws docs/img/bench-*.svg from the JSON the others wrote.
+// runs in its own process. charts comes last: it draws docs/img/bench-*.svg from the JSON the
+// others wrote.
 const { spawnSync } = require('node:child_process')
 const path = require('node:path')
 const fs = require('node:fs')

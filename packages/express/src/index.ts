@@ -129,21 +129,20 @@ function decisionRecorder(
   let lastHasAccessor = false
   return function recordDecision(req, decision) {
     const prototype = Object.getPrototypeOf(req) as object
+    let firstSight = false
     if (prototype !== lastPrototype) {
       let hasAccessor = accessorFor.get(prototype)
+      firstSight = hasAccessor === undefined
       if (hasAccessor === undefined) {
         hasAccessor = installAccessor(prototype, property, slot)
         accessorFor.set(prototype, hasAccessor)
-        // Through the setter or onto an own property an earlier write left: read back the same.
-        ;(req as unknown as Record<string, unknown>)[property] = decision
-        lastPrototype = prototype
-        lastHasAccessor = hasAccessor
-        return
       }
       lastPrototype = prototype
       lastHasAccessor = hasAccessor
     }
-    if (lastHasAccessor) slot.decisions.set(req, decision)
+    // A request seen before the accessor existed may hold an own property an earlier write
+    // left; a plain assignment goes through the setter, or onto that property, to be read back.
+    if (lastHasAccessor && !firstSight) slot.decisions.set(req, decision)
     else (req as unknown as Record<string, unknown>)[property] = decision
   }
 }
