@@ -495,6 +495,11 @@ export class RedisStore implements Store {
     }
   }
 
+  /**
+   * Sends every batch at the end of the turn, even while an earlier one awaits its reply:
+   * holding them back until it came made batches twice as large but cost the server more CPU per
+   * request, its event loop idle while it waited (docs/redis.md, "Batches").
+   */
   private readonly flush = (): void => {
     this.flushScheduled = false
     // Entry by entry, not clear(): V8's clear() gives the map a new table and leaves the old
