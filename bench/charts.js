@@ -115,7 +115,8 @@ const checks = {
       const rows = arrayAt(f, 'rows', where)
       rows.forEach((r, i) => {
         stringAt(r, 'variant', `${where}.rows[${i}]`)
-        for (const k of ['instructions', 'ratio']) numberAt(r, k, `${where}.rows[${i}]`)
+        for (const k of ['instructions', 'ratio', 'total', 'compiler', 'gc'])
+          numberAt(r, k, `${where}.rows[${i}]`)
       })
       for (const v of ['none', 'floor', 'sluice-memory', 'peer-memory']) {
         check(
@@ -701,8 +702,9 @@ const summaries = {
         `${((f.rows.find((r) => r.variant === variant).ratio - 1) * 100).toFixed(1)}%`
       lines.push(
         `- ${capital(name)}: Sluice memory adds ${added('sluice-memory')} to the no-limiter ` +
-          `server's instructions per request (${f.peer}: ${added('peer-memory')}; a middleware ` +
-          `that only sets the three headers: ${added('floor')}).`,
+          `server's instructions per request outside V8's compiler and garbage collector ` +
+          `(${f.peer}: ${added('peer-memory')}; a middleware that only sets the three headers: ` +
+          `${added('floor')}).`,
       )
     }
     return lines.join('\n')

@@ -66,11 +66,6 @@ function control(flag, pid) {
   execFileSync('callgrind_control', [flag, String(pid)], { stdio: 'ignore' })
 }
 
-/**
- * One server under callgrind: warm up (V8 optimises the hot code), zero the counters, send as
- * many requests again and dump. `--single-threaded` keeps V8's compiler and
- * garbage collector threads on the main thread, so their work is in the count.
- */
 /** Servers under callgrind now, killed if the run ends early. */
 const running = new Set()
 process.on('exit', () => {
@@ -78,9 +73,40 @@ process.on('exit', () => {
 })
 
 /**
+ * V8's own bursts in a dump, by the inclusive count of the functions that start them: the
+ * optimising and lazy compilers (runtime entries, called from JavaScript) and the garbage
+ * collector (every stop-the-world collection, and the incremental marking steps run between
+ * allocations). None was seen calling another. In one process, whether TurboFan recompiles a hot
+ * function or a full collection runs inside the counted window is luck: in half the Fastify
+ * runs the compiler alone added 5-6.5k instructions per request (docs/benchmarks.md).
+ */
+const BURSTS = {
+  compiler: [/v8::internal::Runtime_CompileOptimized\(/, /v8::internal::Runtime_CompileLazy\(/],
+  gc: [/v8::internal::Heap::CollectGarbage\(/, /v8::internal::IncrementalMarking::Step\(/],
+}
+
+/** Total instructions of a dump and those of V8's compiler and garbage collector (see BURSTS). */
+function breakdown(dump) {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', dump], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  })
+  const lines = text.split('\n').map((line) => /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line))
+  const inclusive = (pattern) => {
+    const hit = lines.find((m) => m !== null && pattern.test(m[2]))
+    return hit ? Number(hit[1].replace(/,/g, '')) : 0
+  }
+  const sum = (patterns) => patterns.reduce((total, pattern) => total + inclusive(pattern), 0)
+  const total = /^summary:\s*(\d+)/m.exec(fs.readFileSync(dump, 'utf8'))
+  if (total === null) throw new Error(`${dump}: no summary line`)
+  return { total: Number(total[1]), compiler: sum(BURSTS.compiler), gc: sum(BURSTS.gc) }
+}
+
+/**
  * One server under callgrind: warm up (V8 optimises the hot code), zero the counters, send as
  * many requests again and dump. `--single-threaded` keeps V8's compiler and garbage collector
- * threads on the main thread, so their work is in the count.
+ * threads on the main thread, so their work is in the count (and can be told apart).
+ * Per request: everything, the compiler's and GC's shares, and the rest (`steady`).
  */
 async function count(framework, variant, dir) {
   const requests = REQUESTS[framework]
@@ -106,10 +132,15 @@ async function count(framework, variant, dir) {
     control('-z', child.pid)
     await load(port, requests)
     control('-d', child.pid)
-    const dump = path.join(dir, `${framework}-${variant}-${child.pid}.1`)
-    const summary = /^summary:\s*(\d+)/m.exec(fs.readFileSync(dump, 'utf8'))
-    if (summary === null) throw new Error(`${dump}: no summary line`)
-    return Number(summary[1]) / requests
+    const { total, compiler, gc } = breakdown(
+      path.join(dir, `${framework}-${variant}-${child.pid}.1`),
+    )
+    return {
+      total: total / requests,
+      compiler: compiler / requests,
+      gc: gc / requests,
+      steady: (total - compiler - gc) / requests,
+    }
   } finally {
     // SIGKILL: the counts are read; callgrind's final dump on exit would only cost time.
     await stopChild(child, 'SIGKILL')
@@ -140,7 +171,11 @@ async function main() {
       const perRequest = await count(framework, variant, dir)
       const key = `${framework} ${variant}`
       counts.set(key, [...(counts.get(key) ?? []), perRequest])
-      console.log(`${key}: ${(perRequest / 1000).toFixed(1)}k instructions per request`)
+      const k = (n) => `${(n / 1000).toFixed(1)}k`
+      console.log(
+        `${key}: ${k(perRequest.steady)} instructions per request outside V8's compiler and ` +
+          `GC (all: ${k(perRequest.total)}, compiler ${k(perRequest.compiler)}, GC ${k(perRequest.gc)})`,
+      )
     }
   }
   try {
@@ -152,7 +187,8 @@ async function main() {
   const frameworks = {}
   const sections = []
   for (const framework of FRAMEWORKS) {
-    const runs = (variant) => counts.get(`${framework} ${variant}`)
+    const runs = (variant, field = 'steady') =>
+      counts.get(`${framework} ${variant}`).map((run) => run[field])
     const base = median(runs('none'))
     const rows = VARIANTS.map((variant) => ({
       variant,
@@ -160,6 +196,10 @@ async function main() {
       instructions: median(runs(variant)),
       runs: runs(variant),
       ratio: median(runs(variant)) / base,
+      total: median(runs(variant, 'total')),
+      totalRuns: runs(variant, 'total'),
+      compiler: median(runs(variant, 'compiler')),
+      gc: median(runs(variant, 'gc')),
     }))
     frameworks[framework] = { peer: PEERS[framework], rows }
     const row = (variant) => rows.find((r) => r.variant === variant)
@@ -167,15 +207,29 @@ async function main() {
     sections.push(
       `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n` +
         `Sluice's memory store adds ${added('sluice-memory')} to the instructions the no-limiter ` +
-        `server runs per request, ${PEERS[framework]} ${added('peer-memory')}; the three headers ` +
-        `alone ${added('floor')}.\n\n` +
+        `server runs per request outside V8's compiler and garbage collector, ` +
+        `${PEERS[framework]} ${added('peer-memory')}; the three headers alone ` +
+        `${added('floor')}.\n\n` +
         table(
-          ['variant', 'instructions per request (median)', 'vs no limiter', 'runs'],
+          [
+            'variant',
+            'outside compiler and GC (median)',
+            'vs no limiter',
+            'runs',
+            'all (median)',
+            'all, runs',
+            'compiler',
+            'GC',
+          ],
           rows.map((r) => [
             r.label,
-            `${(r.instructions / 1000).toFixed(1)}k`,
+            kilo(r.instructions),
             r.ratio.toFixed(3),
-            r.runs.map((v) => `${(v / 1000).toFixed(1)}k`).join(', '),
+            r.runs.map(kilo).join(', '),
+            kilo(r.total),
+            r.totalRuns.map(kilo).join(', '),
+            kilo(r.compiler),
+            kilo(r.gc),
           ]),
         ),
     )
@@ -191,10 +245,15 @@ async function main() {
       `${ROUNDS} run${ROUNDS === 1 ? '' : 's'} per server, each in a new process; the median ` +
       `counts. Variants as in the HTTP benchmark (http.md): admitting, with a limit no run ` +
       `reaches; the floor is a middleware that only sets the three X-RateLimit headers. The ` +
-      `count depends far less than requests per second on the machine's other load, but ` +
-      `garbage collections and V8's optimisations fall unevenly into a window, and a process ` +
-      `can differ from the next by what V8 did while it started (see docs/benchmarks.md): ` +
-      `hence the runs column.\n\n${sections.join('\n\n')}`,
+      `count depends far less than requests per second on the machine's other load, but V8's ` +
+      `optimising compiler and its garbage collections fall unevenly into a window (the ` +
+      `compiler alone added 5-6.5k instructions per request to some Fastify runs and nothing ` +
+      `to others), so the figures compared leave out what callgrind counts inside them ` +
+      `(Runtime_CompileOptimized, Runtime_CompileLazy, Heap::CollectGarbage and ` +
+      `IncrementalMarking::Step, inclusive); "all" is everything, and the compiler and GC ` +
+      `columns are medians per request. What remains still differs a little from one process ` +
+      `to the next by what V8 did while it started (see docs/benchmarks.md): hence the runs ` +
+      `columns.\n\n${sections.join('\n\n')}`,
     ['@sluice/core', 'express', 'fastify', 'koa', ...Object.values(PEERS).map(peerPackage)],
     { requests: REQUESTS, rounds: ROUNDS, frameworks },
   )
@@ -203,6 +262,10 @@ async function main() {
 
 function peerPackage(label) {
   return label.split(' ')[0]
+}
+
+function kilo(n) {
+  return `${(n / 1000).toFixed(1)}k`
 }
 
 function fmtCount(n) {
