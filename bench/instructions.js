@@ -1,7 +1,7 @@
 'use strict'
-// Instructions each HTTP server executes per request, counted by valgrind's callgrind: the
-// no-limiter server, the floor (the three headers alone), Sluice's memory store and the peer's,
-// for Express, Fastify and Koa. The count depends far less than requests per second on what else
+// Instructions each HTTP server executes per request, counted by valgrind's callgrind, outside
+// V8's compiler and garbage collector (see BURSTS): the no-limiter server, the floor (the three
+// headers alone), Sluice's memory store and the peer's, for Express, Fastify and Koa. The count depends far less than requests per second on what else
 // the machine is doing, so it shows a few percent that a shared machine's noise hides.
 // Needs valgrind (Debian: apt-get install valgrind). Run: node bench/instructions.js (after npm
 // run build); BENCH_INSTR_ROUNDS (default 3) runs per server, BENCH_INSTR_REQUESTS (default per
@@ -171,10 +171,10 @@ async function main() {
       const perRequest = await count(framework, variant, dir)
       const key = `${framework} ${variant}`
       counts.set(key, [...(counts.get(key) ?? []), perRequest])
-      const k = (n) => `${(n / 1000).toFixed(1)}k`
+      const { steady, total, compiler, gc } = perRequest
       console.log(
-        `${key}: ${k(perRequest.steady)} instructions per request outside V8's compiler and ` +
-          `GC (all: ${k(perRequest.total)}, compiler ${k(perRequest.compiler)}, GC ${k(perRequest.gc)})`,
+        `${key}: ${kilo(steady)} instructions per request outside V8's compiler and GC ` +
+          `(all: ${kilo(total)}, compiler ${kilo(compiler)}, GC ${kilo(gc)})`,
       )
     }
   }
