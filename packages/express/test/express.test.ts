@@ -127,7 +127,19 @@ describe.each([
     expect((await request(parent).get('/sub/own').expect(200)).body.remaining).toBe(4)
     const after = await request(parent).get('/sub/after').expect(200)
     expect(after.body.remaining).toBe(3)
-    // An own property of the request, as express-rate-limit sets it.
-    expect(after.body.own).toContain('rateLimit')
+    // Read and written like a property, without adding one to each request.
+    expect(after.body.own).not.toContain('rateLimit')
+  })
+
+  test('a requestPropertyName the request already has elsewhere on its chain is assigned plainly', async () => {
+    const server = factory()
+    // `pipe` is a stream method: an accessor for it would break every request of the process.
+    server.use(rateLimit({ requestPropertyName: 'pipe', logger: captureLogger() }))
+    server.get('/', (req, res) => {
+      const own = Object.getOwnPropertyDescriptor(req, 'pipe')?.value as { remaining?: number }
+      res.json({ remaining: own?.remaining ?? null, pipe: typeof factory.request.pipe })
+    })
+    const res = await request(server).get('/').expect(200)
+    expect(res.body).toEqual({ remaining: 99, pipe: 'function' })
   })
 })
