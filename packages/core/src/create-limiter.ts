@@ -14,6 +14,11 @@ import { METER_ALGORITHMS, type Policy, type PolicyOutcome } from './policy'
 import { MemoryStore } from './store/memory-store'
 import type { Store, StoreRequest, StoreResult } from './store/types'
 import { resolveThrottle } from './throttle'
+import { boundedStoreCall, guardFor, toStoreError } from './store-call/bounded'
+import { resolveHealthSettings } from './store-call/health'
+import { lateRefund } from './store-call/late-refund'
+
+export { boundedStoreCall, toStoreError }
 
 export interface WaitOptions {
   /** Units to take. @default 1 */
@@ -84,6 +89,9 @@ const KNOWN_OPTIONS = [
   'prefix',
   'shadow',
   'onDecision',
+  'breaker',
+  'maxInFlight',
+  'logger',
 ]
 
 /** Retry-After suggested by `onStoreError: 'deny'`: short, so clients come back when the store may be. */
@@ -116,135 +124,9 @@ export function checkStoreErrorMode(mode: unknown): StoreErrorMode {
   return invalidOption('onStoreError', mode, "'throw', 'allow', 'deny' or a fallback Limiter")
 }
 
-/** A store call in flight: when it must have settled, and how to fail it if it has not. */
-interface PendingCall {
-  readonly deadline: number
-  settled: boolean
-  reject: (error: StoreError) => void
-}
-
-const ignore = (): void => {}
-
-/** What a slot of the queue holds once its call is behind the head: nothing of the call. */
-const PASSED: PendingCall = { deadline: 0, settled: true, reject: ignore }
-
-/**
- * The deadlines of store calls in flight that share one `timeoutMs`: they arrive in order, so
- * one FIFO and one timer, armed for the oldest unsettled call, replace a setTimeout and a
- * clearTimeout per call (a measurable share of a Redis decision at tens of thousands a second).
- * The timer is unref'd: the store's own connection keeps the process alive while a call is out.
- */
-class DeadlineQueue {
-  private calls: PendingCall[] = []
-  private head = 0
-  private timer: NodeJS.Timeout | undefined
-
-  constructor(private readonly timeoutMs: number) {}
-
-  add(reject: (error: StoreError) => void): PendingCall {
-    const call: PendingCall = {
-      deadline: performance.now() + this.timeoutMs,
-      settled: false,
-      reject,
-    }
-    this.calls.push(call)
-    if (this.timer === undefined) this.arm(this.timeoutMs)
-    return call
-  }
-
-  /**
-   * Marks a call done; calls settle mostly in order, so the front is trimmed as they do. Under
-   * steady load the queue is seldom empty, so neither a settled call nor its `reject` (which
-   * holds the caller's promise and, through it, the request) may stay reachable from it: held
-   * for the next thousand calls, each would outlive young-generation collections and be
-   * promoted (a fifth of what a Fastify server over Redis promoted per scavenge, measured).
-   */
-  settle(call: PendingCall): void {
-    call.settled = true
-    call.reject = ignore
-    this.trim()
-  }
-
-  private trim(): void {
-    const calls = this.calls
-    while (this.head < calls.length && calls[this.head].settled) calls[this.head++] = PASSED
-    if (this.head === calls.length) {
-      calls.length = 0
-      this.head = 0
-    } else if (this.head > 1024 && this.head * 2 > calls.length) {
-      this.calls = calls.slice(this.head)
-      this.head = 0
-    }
-  }
-
-  private arm(ms: number): void {
-    this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(ms)))
-    this.timer.unref()
-  }
-
-  private readonly expire = (): void => {
-    this.timer = undefined
-    const now = performance.now()
-    this.trim()
-    while (this.head < this.calls.length) {
-      const call = this.calls[this.head]
-      if (!call.settled) {
-        if (call.deadline > now) return this.arm(call.deadline - now)
-        const reject = call.reject
-        call.settled = true
-        call.reject = ignore
-        reject(
-          new StoreError(`store call took longer than timeoutMs (${this.timeoutMs} ms)`, {
-            code: 'ERR_SLUICE_STORE_TIMEOUT',
-          }),
-        )
-      }
-      this.calls[this.head++] = PASSED
-    }
-    this.trim()
-  }
-}
-
-const deadlineQueues = new Map<number, DeadlineQueue>()
-
-/** Runs a store call within `timeoutMs` (no timer for a local store), turning every failure into a StoreError. */
-export function boundedStoreCall<T>(
-  call: () => Promise<T>,
-  local: boolean,
-  timeoutMs: number,
-): Promise<T> {
-  let pending: Promise<T>
-  try {
-    pending = call()
-  } catch (error) {
-    return Promise.reject(new StoreError('store call failed', { cause: error }))
-  }
-  if (local) return pending
-  let deadlines = deadlineQueues.get(timeoutMs)
-  if (deadlines === undefined) {
-    deadlines = new DeadlineQueue(timeoutMs)
-    deadlineQueues.set(timeoutMs, deadlines)
-  }
-  const queue = deadlines
-  return new Promise<T>((resolve, reject) => {
-    const inFlight = queue.add(reject)
-    pending.then(
-      (value) => {
-        if (inFlight.settled) return
-        queue.settle(inFlight)
-        resolve(value)
-      },
-      (error: unknown) => {
-        if (inFlight.settled) return
-        queue.settle(inFlight)
-        reject(
-          error instanceof StoreError
-            ? error
-            : new StoreError('store call failed', { cause: error }),
-        )
-      },
-    )
-  })
+/** onStoreError as the outage log line names it. */
+export function describeMode(mode: StoreErrorMode): string {
+  return typeof mode === 'string' ? `'${mode}'` : 'a fallback limiter'
 }
 
 /** Index of the policy that decides: the longest wait when rejected, else the fewest remaining. */
@@ -386,11 +268,6 @@ function shadowDecision(decision: Decision): Decision {
   }
 }
 
-/** A store failure as a StoreError (wrapped, with the original as `cause`, unless it is one). */
-export function toStoreError(error: unknown): StoreError {
-  return error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
-}
-
 export function checkCost(cost: unknown): number {
   if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1) {
     throw new SluiceError(
@@ -485,7 +362,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
   const prefix = options.prefix ?? ''
   if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
-  const local = store.local === true
+  const logger = options.logger ?? console
+  if (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function') {
+    invalidOption('logger', logger, 'an object with a warn(message) method')
+  }
+  const guard = guardFor(
+    store,
+    timeoutMs,
+    resolveHealthSettings(options.breaker, options.maxInFlight),
+    logger,
+    describeMode(onStoreError),
+  )
   const shadow = options.shadow ?? false
   if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
   const onDecision: DecisionHook | undefined = options.onDecision
@@ -497,11 +384,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const report = onDecision === undefined ? undefined : createDecisionReporter(onDecision)
 
   function bounded<T>(call: () => Promise<T>): Promise<T> {
-    return boundedStoreCall(call, local, timeoutMs)
+    return boundedStoreCall(call, guard)
   }
+
+  // A consume that timed out was answered without the store: if the store admits it late, that
+  // charge is given back (see docs/reliability.md).
+  const undoLate = guard === undefined ? undefined : lateRefund(store, guard, clock, logger)
 
   async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
     const storeError = toStoreError(error)
+    guard?.health.answeredWithoutStore()
     if (onStoreError === 'throw') throw storeError
     if (onStoreError === 'allow') return degradedDecision(policies, true, clock())
     if (onStoreError === 'deny') return degradedDecision(policies, false, clock())
@@ -579,7 +471,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
     const timed = onDecision !== undefined && !look
     const started = timed ? performance.now() : 0
-    return bounded(() => (look ? store.peek(request) : store.consume(request))).then(
+    const sent = look
+      ? bounded(() => store.peek(request))
+      : boundedStoreCall(
+          () => store.consume(request),
+          guard,
+          undoLate === undefined ? undefined : (result) => undoLate(request, result),
+        )
+    return sent.then(
       (result) => decided(key, cost, look, applied, request, result, timed ? started : -1),
       (error: unknown) => {
         if (!observed || look) return answerStoreError(error, key, Math.max(cost, 1))

@@ -3,6 +3,8 @@ export type SluiceErrorCode =
   | 'ERR_SLUICE_CONFIG'
   | 'ERR_SLUICE_STORE'
   | 'ERR_SLUICE_STORE_TIMEOUT'
+  | 'ERR_SLUICE_STORE_UNAVAILABLE'
+  | 'ERR_SLUICE_STORE_BUSY'
   | 'ERR_SLUICE_ARGUMENT'
   | 'ERR_SLUICE_UNSUPPORTED'
   | 'ERR_SLUICE_ABORTED'
@@ -26,12 +28,16 @@ export class ConfigError extends SluiceError {
   }
 }
 
+/** How a store call failed: it failed, took longer than `timeoutMs`, was not sent (breaker open), or too many were out. */
+export type StoreErrorCode =
+  | 'ERR_SLUICE_STORE'
+  | 'ERR_SLUICE_STORE_TIMEOUT'
+  | 'ERR_SLUICE_STORE_UNAVAILABLE'
+  | 'ERR_SLUICE_STORE_BUSY'
+
 /** A store call failed or took longer than `timeoutMs`; `cause` holds the underlying error. */
 export class StoreError extends SluiceError {
-  constructor(
-    message: string,
-    options?: { cause?: unknown; code?: 'ERR_SLUICE_STORE' | 'ERR_SLUICE_STORE_TIMEOUT' },
-  ) {
+  constructor(message: string, options?: { cause?: unknown; code?: StoreErrorCode }) {
     super(options?.code ?? 'ERR_SLUICE_STORE', message, options)
     this.name = 'StoreError'
   }

@@ -25,6 +25,14 @@ export type { Duration } from './duration'
 export type { Clock } from './clock'
 export { systemClock, turnClock } from './clock'
 export { SluiceError, ConfigError, StoreError } from './errors'
+export type { StoreErrorCode } from './errors'
+export { storeHealth } from './store-call/health'
+export type {
+  BreakerOptions,
+  BreakerState,
+  StoreHealthSnapshot,
+  StoreLogger,
+} from './store-call/health'
 export type { SluiceErrorCode } from './errors'
 export {
   ipKey,

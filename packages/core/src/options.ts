@@ -1,3 +1,4 @@
+import type { BreakerOptions, StoreLogger } from './store-call/health'
 import type { Clock } from './clock'
 import type { Decision } from './decision'
 import type { DecisionHook } from './events'
@@ -101,6 +102,29 @@ export interface LimiterOptions extends Partial<LimitOptions> {
    * @default 1000
    */
   timeoutMs?: number
+  /**
+   * The shared store's circuit breaker: after `failures` store failures in a row (errors or
+   * timeouts) requests are answered by `onStoreError` at once, without being sent; after
+   * `coolOffMs` one probe call goes, and an answer in time closes the breaker. One breaker per
+   * store, shared by every limiter on it (they must agree on it). `false`: no breaker. Not used
+   * for in-process stores. See docs/reliability.md.
+   * @default { failures: 5, coolOffMs: 1000 }
+   */
+  breaker?: BreakerOptions | false
+  /**
+   * Most calls out to the shared store at once, per store; beyond it a request is answered by
+   * `onStoreError` at once (StoreError `ERR_SLUICE_STORE_BUSY`). A call that timed out stays out
+   * until the store replies, so this bounds the memory a hung store holds.
+   * @default 5000
+   */
+  maxInFlight?: number
+  /**
+   * Receives one line when the store starts failing (with the onStoreError in force), one when
+   * the breaker opens and one when the store recovers (with the count of requests answered
+   * without it), and a line for a late charge that could not be refunded.
+   * @default console
+   */
+  logger?: StoreLogger
   /**
    * Prepended to every key, so that limiters sharing one store keep apart.
    * @default ''

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { fork } from 'node:child_process'
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net'
 import { join } from 'node:path'
@@ -300,8 +301,10 @@ describe('failures', () => {
     const own = await startMemcached()
     const store = new MemcachedStore({ servers: own.servers })
     const key = freshKey()
+    // A short cool-off: the breaker's probe finds memcached back soon after the restart.
+    const breaker = { failures: 5, coolOffMs: 50 }
     const make = (onStoreError: 'throw' | 'allow' | 'deny') =>
-      createLimiter({ limit: 1000, window: '1m', store, onStoreError, timeoutMs: 2000 })
+      createLimiter({ limit: 1000, window: '1m', store, onStoreError, timeoutMs: 2000, breaker })
     const strict = make('throw')
     const open = make('allow')
     const closed = make('deny')
@@ -328,6 +331,7 @@ describe('failures', () => {
         limit: 1,
         window: '1m',
         store,
+        breaker,
         onStoreError: createLimiter({ limit: 1, window: '1m' }),
       })
       expect(await fallback.consume(key)).toMatchObject({ allowed: true, degraded: true })
@@ -336,6 +340,7 @@ describe('failures', () => {
 
       // Back (empty: memcached keeps nothing across a restart): decisions from the store again.
       await own.restart()
+      await delay(60)
       const back: Decision = await strict.consume(key)
       expect(back).toMatchObject({ allowed: true, degraded: false, remaining: 999 })
     } finally {

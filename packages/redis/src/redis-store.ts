@@ -180,6 +180,8 @@ export class RedisStore implements Store {
   private readonly client: Redis | Cluster
   private readonly prefix: string
   private readonly serverTime: boolean
+  /** With server time the scripts decide on Redis `TIME`, not the request's `now`. */
+  readonly ownClock: boolean
   private readonly toleranceMs: string
   private readonly cache: BlockCache | undefined
   private readonly plans = new WeakMap<readonly Policy[], Plan>()
@@ -222,6 +224,7 @@ export class RedisStore implements Store {
       throw new ConfigError(`\`time\` must be 'server' or 'client'; got ${describeValue(time)}`)
     }
     this.serverTime = time === 'server'
+    this.ownClock = this.serverTime
     const tolerance = options.clockToleranceMs ?? 1000
     if (!Number.isSafeInteger(tolerance) || tolerance < 0) {
       throw new ConfigError(

@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createLimiter, StoreError, type Decision, type Limiter } from '@sluice/core'
+import { createLimiter, StoreError, storeHealth, type Decision, type Limiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import { startRedis, watchStalls, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
@@ -35,6 +35,12 @@ async function readyClient(): Promise<Redis> {
   return client
 }
 
+/** Resolves once no call to the store is out (late replies and their refunds included). */
+async function settled(store: object): Promise<void> {
+  for (let i = 0; i < 200 && (storeHealth(store)?.inFlight ?? 0) > 0; i++) await delay(10)
+  expect(storeHealth(store)?.inFlight).toBe(0)
+}
+
 function offlineQueueLength(client: Redis): number {
   return (client as unknown as { offlineQueue: { length: number } }).offlineQueue.length
 }
@@ -65,6 +71,8 @@ test('SIGKILL mid-traffic: allow, deny and a fallback answer within the timeout;
     limit: 3,
     window: '1h',
     timeoutMs: TIMEOUT_MS,
+    // A short cool-off, so that the breaker's probe finds Redis back within the test.
+    breaker: { failures: 5, coolOffMs: 50 },
   } as const
   // The fallback: a memory limiter with the limit divided by the number of app instances.
   const fallback = createLimiter({ algorithm: 'fixed-window', limit: 2, window: '1h' })
@@ -101,7 +109,7 @@ test('SIGKILL mid-traffic: allow, deny and a fallback answer within the timeout;
   phase = 'back'
   await server.restart()
   if (client.status !== 'ready') await once(client, 'ready')
-  await delay(150)
+  await delay(300)
   running = false
   await traffic
   const stalledMs = stalls.stop()
@@ -133,19 +141,21 @@ test('SIGKILL mid-traffic: allow, deny and a fallback answer within the timeout;
   expect(unhandled).toEqual([])
 })
 
-test('a stalled Redis (DEBUG SLEEP) counts as a failure after timeoutMs', async () => {
+test('a stalled Redis (DEBUG SLEEP) counts as a failure after timeoutMs, and its late charges are refunded', async () => {
   const client = await readyClient()
   const admin = await readyClient()
   const store = new RedisStore({ client, blockCache: false })
+  const lines: string[] = []
   // A token bucket refills one token per 6 minutes here, so the count read at the end does not
   // depend on where the wall clock stands: a sliding window's minute boundary falling inside
-  // the test would weight the first request below 1 and read 8 left instead of 7.
+  // the test would weight the first request below 1.
   const options = {
     store,
     algorithm: 'token-bucket',
     limit: 10,
     window: '1h',
     timeoutMs: TIMEOUT_MS,
+    logger: { warn: (line: string) => lines.push(line) },
   } as const
   const allow = createLimiter({ ...options, onStoreError: 'allow' })
   const strict = createLimiter(options) // 'throw'
@@ -172,8 +182,17 @@ test('a stalled Redis (DEBUG SLEEP) counts as a failure after timeoutMs', async 
   expect(elapsed).toBeLessThanOrEqual(TIMEOUT_MS + SLACK_MS + stalledMs)
   await sleeping
 
-  // The late replies arrived after the timeout and went nowhere; Redis had counted them.
+  // Redis ran both timed-out consumes when it woke and admitted them; neither caller was
+  // answered by Redis, so each late charge is refunded: 9 left, as after the first request.
+  await settled(store)
   const after = await strict.peek(key)
-  expect(after).toMatchObject({ degraded: false, remaining: 7 })
+  expect(after).toMatchObject({ degraded: false, remaining: 9 })
+  expect(lines).toEqual([
+    expect.stringMatching(
+      /^\[sluice\] RedisStore is failing \(store call took longer than timeoutMs/,
+    ),
+    '[sluice] RedisStore recovered after ' + lines[1]?.split(' after ')[1],
+  ])
+  expect(lines[1]).toMatch(/; 2 requests were answered without it$/)
   expect(unhandled).toEqual([])
 })

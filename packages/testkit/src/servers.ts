@@ -40,6 +40,10 @@ export interface RedisServer extends HostPort {
   kill(): Promise<void>
   /** Starts again on the same port (empty: nothing is persisted) and waits until it answers. */
   restart(): Promise<void>
+  /** SIGSTOP: the process hangs with its connections open, as a stalled host does. */
+  pause(): void
+  /** SIGCONT: a paused process runs again and works through what queued meanwhile. */
+  resume(): void
 }
 
 export interface StartRedisOptions {
@@ -74,6 +78,8 @@ export interface MemcachedServer extends HostPort {
   stop(): Promise<void>
   kill(): Promise<void>
   restart(): Promise<void>
+  pause(): void
+  resume(): void
 }
 
 const HOST = '127.0.0.1'
@@ -465,6 +471,14 @@ class ManagedServer {
     return this.terminate('SIGKILL')
   }
 
+  pause(): void {
+    if (this.running) this.child?.kill('SIGSTOP')
+  }
+
+  resume(): void {
+    if (this.running) this.child?.kill('SIGCONT')
+  }
+
   async stop(): Promise<void> {
     await this.terminate('SIGTERM')
     rmSync(this.dir, { recursive: true, force: true })
@@ -525,6 +539,7 @@ class ManagedServer {
     if (!child || !this.running) return
     child.ref() // keep the event loop alive while waiting for the exit
     try {
+      child.kill('SIGCONT') // a paused server would not act on SIGTERM
       child.kill(signal)
       if (signal !== 'SIGKILL' && !(await settlesWithin(this.exited, this.spec.stopGraceMs))) {
         child.kill('SIGKILL')
@@ -565,11 +580,15 @@ async function startManaged(spec: ServerSpec): Promise<ManagedServer> {
   }
 }
 
-function lifecycle(server: ManagedServer): Pick<RedisServer, 'stop' | 'kill' | 'restart'> {
+function lifecycle(
+  server: ManagedServer,
+): Pick<RedisServer, 'stop' | 'kill' | 'restart' | 'pause' | 'resume'> {
   return {
     stop: () => server.stop(),
     kill: () => server.kill(),
     restart: () => server.restart(),
+    pause: () => server.pause(),
+    resume: () => server.resume(),
   }
 }
 

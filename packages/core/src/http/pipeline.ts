@@ -26,6 +26,7 @@ import {
 import { METER_ALGORITHMS, type AlgorithmName } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
+import type { BreakerOptions } from '../store-call/health'
 import {
   checkStandardHeaders,
   createHeaderWriter,
@@ -129,7 +130,11 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   onStoreError?: StoreErrorMode
   /** A store call slower than this counts as a failure. @default 1000 */
   timeoutMs?: number
-  /** Receives one-time warnings (proxy trust, missing IPs, failed refunds) and rules reload news. @default console */
+  /** The shared store's circuit breaker (see createLimiter). @default { failures: 5, coolOffMs: 1000 } */
+  breaker?: BreakerOptions | false
+  /** Most calls out to the shared store at once (see createLimiter). @default 5000 */
+  maxInFlight?: number
+  /** Receives one-time warnings (proxy trust, missing IPs, failed refunds), store outage lines and rules reload news. @default console */
   logger?: Logger
   /**
    * Called with a DecisionEvent for every decided request (`prometheusMetrics()` is one such
@@ -264,6 +269,8 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'retryAfterHeader',
   'onStoreError',
   'timeoutMs',
+  'breaker',
+  'maxInFlight',
   'logger',
   'onDecision',
   'rules',
@@ -394,6 +401,9 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     clock: options.clock,
     onStoreError: options.onStoreError,
     timeoutMs: options.timeoutMs,
+    breaker: options.breaker,
+    maxInFlight: options.maxInFlight,
+    logger,
     prefix: options.prefix,
     onDecision: options.onDecision,
   }
@@ -426,6 +436,8 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
       prefix: options.prefix,
       onStoreError: options.onStoreError as 'throw' | 'allow' | 'deny' | undefined,
       timeoutMs: options.timeoutMs,
+      breaker: options.breaker,
+      maxInFlight: options.maxInFlight,
       logger,
       onDecision: options.onDecision,
     })

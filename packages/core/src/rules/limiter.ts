@@ -8,8 +8,12 @@ import {
   checkStore,
   combineOutcomes,
   degradedDecision,
+  describeMode,
   toStoreError,
 } from '../create-limiter'
+import { guardFor } from '../store-call/bounded'
+import { resolveHealthSettings, type BreakerOptions } from '../store-call/health'
+import { lateRefund } from '../store-call/late-refund'
 import type { Decision } from '../decision'
 import { invalidOption, StoreError } from '../errors'
 import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
@@ -42,7 +46,11 @@ export interface RulesLimiterOptions {
   onStoreError?: 'throw' | 'allow' | 'deny'
   /** A store call slower than this counts as a failure. @default 1000 */
   timeoutMs?: number
-  /** Hot reload news when `rules` is a file path (invalid versions: warn). @default console */
+  /** The shared store's circuit breaker, as createLimiter's. @default { failures: 5, coolOffMs: 1000 } */
+  breaker?: BreakerOptions | false
+  /** Most calls out to the shared store at once, as createLimiter's. @default 5000 */
+  maxInFlight?: number
+  /** Hot reload news when `rules` is a file path (invalid versions: warn), and store outages. @default console */
   logger?: RulesLogger
   /**
    * Called with one DecisionEvent per matched rule per decided request (key: the rule's state
@@ -113,6 +121,8 @@ const KNOWN_OPTIONS = [
   'prefix',
   'onStoreError',
   'timeoutMs',
+  'breaker',
+  'maxInFlight',
   'logger',
   'onDecision',
 ]
@@ -191,12 +201,28 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
   }
   // Without a hook nothing below measures, builds or allocates anything for events.
   const report = onDecision === undefined ? undefined : createDecisionReporter(onDecision)
-  const local = store.local === true
+  const logger = options.logger ?? console
+  const guard = guardFor(
+    store,
+    timeoutMs,
+    resolveHealthSettings(options.breaker, options.maxInFlight),
+    logger,
+    describeMode(onStoreError),
+  )
+  const undoLate = guard === undefined ? undefined : lateRefund(store, guard, clock, logger)
   const rules = resolveRules(options.rules, options.logger)
 
   function call(request: StoreRequest): Promise<readonly PolicyOutcome[]> {
-    return boundedStoreCall(() => store.consume(request), local, timeoutMs).then(
+    return boundedStoreCall(
+      () => store.consume(request),
+      guard,
+      undoLate === undefined ? undefined : (result) => undoLate(request, result),
+    ).then(
       (result) => result.outcomes,
+      (error: unknown) => {
+        guard?.health.answeredWithoutStore()
+        throw error
+      },
     )
   }
 
@@ -409,8 +435,7 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
           now,
           at: refundOptions.at ?? result.decision?.at ?? now,
         }),
-      local,
-      timeoutMs,
+      guard,
     )
   }
 

@@ -82,6 +82,11 @@ export interface Store {
    * keys the state was kept under (as in StoreRequest.keys); absent: the key itself.
    */
   reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void>
+  /**
+   * True when the store decides with a clock of its own (RedisStore with `time: 'server'`), not
+   * the request's `now`: a late reply's charge is then refunded as made at the reply's arrival.
+   */
+  readonly ownClock?: boolean
   /** True for in-process stores (MemoryStore): calls cannot hang, so the limiter arms no timeout. */
   readonly local?: boolean
   /** Algorithms this store cannot run; a limiter refuses them at creation. Default: none. */

@@ -1,0 +1,50 @@
+import { setTimeout as delay } from 'node:timers/promises'
+import { createLimiter, storeHealth } from '@sluice/core'
+import { MemcachedStore } from '@sluice/memcached'
+import { startMemcached, type MemcachedServer } from '@sluice/testkit'
+
+// memcached hangs (SIGSTOP) with its connections open while requests flow, then resumes.
+const TIMEOUT_MS = 100
+
+let server: MemcachedServer
+
+beforeAll(async () => {
+  server = await startMemcached()
+})
+
+afterEach(() => server.resume())
+
+afterAll(async () => {
+  await server?.stop()
+})
+
+async function settled(store: object): Promise<void> {
+  for (let i = 0; i < 300 && (storeHealth(store)?.inFlight ?? 0) > 0; i++) await delay(10)
+  expect(storeHealth(store)?.inFlight).toBe(0)
+}
+
+test('requests denied during a hang are not charged when memcached resumes (exact count)', async () => {
+  const store = new MemcachedStore({ servers: server.servers })
+  const limiter = createLimiter({
+    store,
+    algorithm: 'fixed-window',
+    limit: 10,
+    window: '1h',
+    timeoutMs: TIMEOUT_MS,
+    onStoreError: 'deny',
+    breaker: { failures: 5, coolOffMs: 50 },
+    logger: { warn: () => undefined },
+  })
+  const key = `hang:${Date.now()}`
+  await limiter.consume(key)
+  await limiter.consume(key)
+
+  server.pause()
+  const during = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(key)))
+  expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+  server.resume()
+  await settled(store)
+  await delay(100) // past the breaker's cool-off: the peek below goes to memcached
+  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
+  await store.close()
+})
