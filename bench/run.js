@@ -1,5 +1,5 @@
 'use strict'
-// npm run bench [core|redis|http|instructions|memcached|accuracy|pictures|charts|all]: each part
+// npm run bench [core|redis|http|instructions|memcached|hang|accuracy|pictures|charts|all]: each part
 // runs in its own process. charts comes last: it draws docs/img/bench-*.svg from the JSON the
 // others wrote.
 const { spawnSync } = require('node:child_process')
@@ -12,6 +12,7 @@ const parts = {
   http: 'http.js',
   instructions: 'instructions.js',
   memcached: 'memcached.js',
+  hang: 'hang.js',
   accuracy: 'accuracy.js',
   pictures: 'pictures.js',
   charts: 'charts.js',
