@@ -37,12 +37,14 @@ export class BlockCache {
     // Touch: most recently used keys are the last to go.
     this.entries.delete(key)
     this.entries.set(key, entry)
+    // With server time `now` is the local monotonic clock, a fraction of a ms: every time a user
+    // sees is a whole ms, rounded up (never sooner than Redis would say).
     const elapsed = now - entry.at
     return entry.outcomes.map((o) => ({
       allowed: false,
       remaining: 0,
-      resetMs: Math.max(0, o.resetMs - elapsed),
-      retryAfterMs: o.retryAfterMs - elapsed,
+      resetMs: Math.max(0, Math.ceil(o.resetMs - elapsed)),
+      retryAfterMs: Math.ceil(o.retryAfterMs - elapsed),
       delayMs: 0,
     }))
   }

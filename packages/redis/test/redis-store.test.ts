@@ -609,6 +609,21 @@ describe('block cache', () => {
     expect(cached).toBe(33)
   })
 
+  test('cached answers with server time are whole ms (the local clock is fractional)', async () => {
+    const store = new RedisStore({ client: connect() })
+    const limiter = createLimiter({ store, algorithm: 'gcra', limit: 1, window: '1h' })
+    const key = freshKey()
+    await limiter.consume(key)
+    const seen: number[] = []
+    for (let i = 0; i < 20; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      const decision = await limiter.consume(key)
+      seen.push(decision.retryAfterMs, decision.resetMs)
+    }
+    expect(store.blockedKeys).toBe(1)
+    expect(seen.filter((ms) => !Number.isInteger(ms))).toEqual([])
+  })
+
   test('cached answers are what Redis would say, counting down', async () => {
     const client = connect()
     const store = new RedisStore({ client, time: 'client' })
