@@ -268,6 +268,18 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await agent.get('/').expect(429)
     })
 
+    test('a key header sent twice keys by its first value: no new bucket per variant', async () => {
+      const agent = await start({ limit: 1, window: '1m', key: headerKey('x-api-key') })
+      await agent.get('/').set('x-api-key', 'alpha').expect(200)
+      // An array is sent as one header line per value (superagent's types allow it for Cookie
+      // only); Node joins them as "alpha, junk-1".
+      const lines = (...values: string[]) => values as unknown as string
+      await agent.get('/').set('x-api-key', lines('alpha', 'junk-1')).expect(429)
+      await agent.get('/').set('x-api-key', lines('alpha', 'junk-2')).expect(429)
+      await agent.get('/').set('x-api-key', lines('beta', 'alpha')).expect(200)
+      await agent.get('/').set('x-api-key', 'beta').expect(429)
+    })
+
     test('IPv6 clients are grouped by /64 (trusted proxy)', async () => {
       const logger = captureLogger()
       const agent = await start({ limit: 1, window: '1m', logger }, { trustProxy: true })

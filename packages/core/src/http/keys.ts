@@ -130,9 +130,20 @@ export function headerKey(name: string): (req: HttpRequestLike) => string | unde
   const prefix = `${field}:`
   return function keyByHeader(req) {
     const value = req.headers[field]
-    const text = Array.isArray(value) ? value[0] : value
+    const text = firstValue(Array.isArray(value) ? value[0] : value)
     return text === undefined || text === '' ? undefined : prefix + text
   }
+}
+
+/**
+ * A header sent more than once reaches the app joined with ", " (Node's rule for most fields),
+ * so `x-api-key: A` twice plus `x-api-key: junk` would read `A, A, junk`: a new bucket for every
+ * variant. The key is the first value, whatever follows.
+ */
+function firstValue(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined
+  const comma = text.indexOf(',')
+  return comma < 0 ? text : text.slice(0, comma).trim()
 }
 
 /** Keys by user id (e.g. `userKey(req => req.user?.id)`); `undefined` (fall back to the IP) for anonymous requests. */
