@@ -74,6 +74,7 @@ export type {
   RateLimitMessage,
   RequestList,
 } from './http/pipeline'
+export type { BadKeyMode, KeyResult } from './http/key-result'
 export {
   simulate,
   renderSvg,

@@ -305,6 +305,55 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await agent.get('/').set('X-Forwarded-For', '10.0.0.2').expect(200)
     })
 
+    test('a key function returning null, empty, NaN or an object limits by client IP, warned once', async () => {
+      const logger = captureLogger()
+      const bad: Record<string, unknown> = { null: null, empty: '', nan: NaN, object: {} }
+      const agent = await start(
+        {
+          limit: 1,
+          window: '1m',
+          logger,
+          key: (req) => bad[String(req.headers['x-kind'])] as string,
+        },
+        { trustProxy: true },
+      )
+      for (const [i, kind] of Object.keys(bad).entries()) {
+        // Two clients with the same bad key: each gets a bucket of its own, none is shared.
+        const first = `10.1.${i}.1`
+        const second = `10.1.${i}.2`
+        await agent.get('/?q=1').set('x-kind', kind).set('X-Forwarded-For', first).expect(200)
+        await agent.get('/?q=1').set('x-kind', kind).set('X-Forwarded-For', second).expect(200)
+        await agent.get('/?q=1').set('x-kind', kind).set('X-Forwarded-For', first).expect(429)
+      }
+      const badKeyWarnings = logger.warnings.filter((w) => w.includes('`key` returned'))
+      expect(badKeyWarnings).toEqual([
+        expect.stringMatching(/^\[sluice\] `key` returned null for GET \/: not a key/),
+      ])
+    })
+
+    test('numeric and bigint keys are keys; onBadKey: throw answers 500', async () => {
+      const agent = await start({
+        limit: 1,
+        window: '1m',
+        key: (req) =>
+          (req.headers['x-user'] === 'big'
+            ? 10n ** 20n
+            : Number(req.headers['x-user'])) as unknown as string,
+      })
+      await agent.get('/').set('x-user', '7').expect(200)
+      await agent.get('/').set('x-user', '7').expect(429)
+      await agent.get('/').set('x-user', '8').expect(200)
+      await agent.get('/').set('x-user', 'big').expect(200)
+      await agent.get('/').set('x-user', 'big').expect(429)
+      const strict = await start({
+        limit: 5,
+        window: '1m',
+        onBadKey: 'throw',
+        key: () => null as unknown as string,
+      })
+      await strict.get('/').expect(500)
+    })
+
     test('X-Forwarded-For is ignored without trust, with one warning', async () => {
       const logger = captureLogger()
       const agent = await start({ limit: 1, window: '1m', logger })

@@ -38,6 +38,13 @@ import {
   type StandardHeadersDraft,
 } from './headers'
 import {
+  checkBadKeyMode,
+  createBadKeyHandler,
+  keyFromResult,
+  type BadKeyMode,
+  type KeyResult,
+} from './key-result'
+import {
   boundKey,
   checkIpv6Subnet,
   ipKey,
@@ -80,11 +87,18 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   /** Cost units a request takes: a positive integer or a function of the request. @default 1 */
   cost?: number | ((req: Req) => Awaitable<number>)
   /**
-   * The request's key. `undefined` falls back to the client IP; `false` lets the request through
-   * unlimited. See `ipKey`, `headerKey`, `userKey`, `combineKeys`.
+   * The request's key: a non-empty string, or a number or bigint (stringified). `undefined` falls
+   * back to the client IP; `false` lets the request through unlimited. See `ipKey`, `headerKey`, `userKey`, `combineKeys`.
    * @default ipKey({ ipv6Subnet })
    */
-  key?: (req: Req) => Awaitable<string | false | undefined>
+  key?: (req: Req) => Awaitable<KeyResult>
+  /**
+   * A `key` result that is no key (`null`, `''`, `NaN`, an object...): `'ip'` limits such a
+   * request by its client IP instead and logs once (with the route); `'throw'` hands an error to
+   * the framework (500). Never one bucket shared by every such request.
+   * @default 'ip'
+   */
+  onBadKey?: BadKeyMode
   /** IPv6 prefix the default key groups by (32-128), or `false`. @default 64 */
   ipv6Subnet?: number | false
   /** Where counters live. @default new MemoryStore() (one per middleware/plugin) */
@@ -250,6 +264,7 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'throttle',
   'cost',
   'key',
+  'onBadKey',
   'ipv6Subnet',
   'store',
   'clock',
@@ -502,6 +517,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     omitWhenRejected: defaults.omitWhenRejected,
   })
   const keyFn = options.key
+  const badKey = createBadKeyHandler(checkBadKeyMode(options.onBadKey), logger)
   const keyByIp = ipKey({ ipv6Subnet: checkIpv6Subnet(options.ipv6Subnet ?? 64), logger })
   const skip = options.skip
   const inAllowList = compileList(options.allowList, 'allowList')
@@ -615,9 +631,10 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   async function decideAsync(req: Req, res: ServerResponse): Promise<HttpVerdict> {
     if (warnTrustAll || warnUntrusted) checkProxy(req)
     if (skip !== undefined && (await skip(req))) return PASS
-    let key = keyFn === undefined ? undefined : await keyFn(req)
-    if (key === false) return PASS
-    key = boundKey(key === undefined ? keyByIp(req) : String(key))
+    const given = keyFn === undefined ? undefined : await keyFn(req)
+    if (given === false) return PASS
+    const named = given === undefined ? undefined : (keyFromResult(given) ?? badKey(given, req))
+    const key = boundKey(named === undefined ? keyByIp(req) : named)
     if (inAllowList !== undefined && (await inAllowList(req, key))) return PASS
     if (inDenyList !== undefined && (await inDenyList(req, key))) {
       return {
