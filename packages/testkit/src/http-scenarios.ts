@@ -596,6 +596,23 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       expect(handled).toBe(2)
     })
 
+    test("onStoreError: 'deny' answers 429 with Retry-After: 1 and the configured limit", async () => {
+      // A clock off the second boundary: an epoch reset rounded up must not make it 2.
+      const clock = fakeClock(T0 + 567)
+      const agent = await start({
+        limit: 7,
+        window: '1m',
+        store: new FailingStore(),
+        onStoreError: 'deny',
+        clock: clock.read,
+        logger: captureLogger(),
+      })
+      const res = await agent.get('/').expect(429)
+      expect(res.headers['retry-after']).toBe('1')
+      expect(res.headers['x-ratelimit-limit']).toBe('7')
+      expect(res.headers['x-ratelimit-remaining']).toBe('0')
+    })
+
     test('several limits on one route: one list, the tightest decides', async () => {
       const clock = fakeClock(T0)
       const agent = await start({

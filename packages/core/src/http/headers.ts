@@ -88,8 +88,10 @@ export function responseTimes(
   const legacyReset = resetStyle === 'epoch' ? epochReset : resetSeconds
   let retryAfterSeconds = 0
   if (!decision.allowed) {
+    // Not before the epoch reset announced beside it; but an answer made without the store
+    // ('deny') has no real reset, and says exactly what it documents: retry in 1 s.
     retryAfterSeconds =
-      resetStyle === 'epoch'
+      resetStyle === 'epoch' && !decision.degraded
         ? Math.max(resetSeconds, Math.ceil((epochReset * 1000 - now) / 1000))
         : resetSeconds
   }
