@@ -37,6 +37,11 @@ describe('ipKey', () => {
     ['1.2.3.4.5', '1.2.3.4.5'],
     ['1..3.4', '1..3.4'],
     ['::ffff:999.1.1.1', '::ffff:999.1.1.1'],
+    // Forwarded with a port: the port goes, or every connection would be a bucket of its own.
+    ['203.0.113.1:1111', '203.0.113.1'],
+    ['[2001:db8::1]:2222', '2001:db8::/64'],
+    ['[::ffff:10.0.0.1]:80', '10.0.0.1'],
+    ['host.example:80', 'host.example:80'], // not an address with a port: kept as given
   ])('normalizeIp(%s) is %s', (ip, expected) => {
     expect(normalizeIp(ip)).toBe(expected)
   })

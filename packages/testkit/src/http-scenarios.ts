@@ -296,6 +296,23 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await agent.get('/').set('X-Forwarded-For', '2001:db8:0:0:0:0:0:1').expect(429)
     })
 
+    test('a forwarded address with a port keys by the address, whatever the port', async () => {
+      const agent = await start({ limit: 1, window: '1m' }, { trustProxy: true })
+      await agent.get('/').set('X-Forwarded-For', '203.0.113.1:1111').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '203.0.113.1:2222').expect(429)
+      await agent.get('/').set('X-Forwarded-For', '[2001:db8::1]:2222').expect(200)
+      await agent.get('/').set('X-Forwarded-For', '[2001:db8::2]:3333').expect(429)
+    })
+
+    test('an allowList CIDR whose prefix does not fit the address is a ConfigError', async () => {
+      await expect(start({ limit: 1, window: '1m', allowList: ['10.0.0.0/33'] })).rejects.toThrow(
+        /`allowList\[\]` must be a CIDR range whose prefix length fits the address.*got "10.0.0.0\/33"/,
+      )
+      await expect(start({ limit: 1, window: '1m', denyList: ['2001:db8::/129'] })).rejects.toThrow(
+        ConfigError,
+      )
+    })
+
     test('IPv4-mapped IPv6 in any notation is the IPv4 client', async () => {
       const agent = await start({ limit: 1, window: '1m' }, { trustProxy: true })
       await agent.get('/').set('X-Forwarded-For', '10.0.0.1').expect(200)

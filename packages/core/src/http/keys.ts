@@ -65,7 +65,10 @@ export function normalizeIp(ip: string, subnet: number | false = 64): string {
   // server reports as ::ffff:a.b.c.d. Everything else goes through ipaddr.js.
   if (isCanonicalIPv4(ip, 0)) return ip
   if (ip.length > 7 && ip.startsWith('::ffff:') && isCanonicalIPv4(ip, 7)) return ip.slice(7)
-  if (!ipaddr.isValid(ip)) return ip
+  if (!ipaddr.isValid(ip)) {
+    const bare = withoutPort(ip)
+    return bare !== ip && ipaddr.isValid(bare) ? normalizeIp(bare, subnet) : ip
+  }
   const address = ipaddr.parse(ip)
   if (address.kind() === 'ipv4') return address.toString()
   const v6 = address as ipaddr.IPv6
@@ -78,6 +81,20 @@ export function normalizeIp(ip: string, subnet: number | false = 64): string {
     parts[i] = keep === 0 ? 0 : parts[i] & ((0xffff << (16 - keep)) & 0xffff)
   }
   return `${new ipaddr.IPv6(parts).toRFC5952String()}/${subnet}`
+}
+
+/**
+ * A forwarded address with its port (`203.0.113.1:1111`, `[2001:db8::1]:2222`, as some proxies
+ * write X-Forwarded-For) without the port: the port changes with every connection, and would
+ * give each connection a bucket of its own.
+ */
+function withoutPort(text: string): string {
+  if (text.startsWith('[')) {
+    const end = text.indexOf(']')
+    return end > 0 ? text.slice(1, end) : text
+  }
+  const colon = text.indexOf(':')
+  return colon > 0 && colon === text.lastIndexOf(':') ? text.slice(0, colon) : text
 }
 
 /** True when `ip` from `start` is four decimal octets 0-255 with no leading zeros, e.g. 10.0.0.1. */

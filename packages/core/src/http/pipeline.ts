@@ -334,6 +334,14 @@ function compileList<Req extends HttpRequestLike>(
   const ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = []
   for (const entry of list as readonly unknown[]) {
     if (typeof entry !== 'string') invalidOption(`${option}[]`, entry, 'a string')
+    const slash = entry.indexOf('/')
+    if (slash > 0 && ipaddr.isValid(entry.slice(0, slash)) && !ipaddr.isValidCIDR(entry)) {
+      invalidOption(
+        `${option}[]`,
+        entry,
+        'a CIDR range whose prefix length fits the address (IPv4 0-32, IPv6 0-128), an IP or a key',
+      )
+    }
     if (ipaddr.isValidCIDR(entry)) ranges.push(ipaddr.parseCIDR(entry))
     else exact.add(ipaddr.isValid(entry) ? normalizeIp(entry, false) : entry)
   }
