@@ -4,7 +4,7 @@ const Fastify = require('fastify')
 const { rateLimit } = require('@sluice/fastify')
 
 async function createApp(options = {}) {
-  // Behind a proxy, trust exactly it (see docs/proxies.md): Fastify({ trustProxy: 1 })
+  // Behind a proxy, trust exactly it by address (see docs/proxies.md): Fastify({ trustProxy: '10.0.0.1' })
   const app = Fastify()
   await app.register(rateLimit, { max: 5, timeWindow: '10 seconds', ...options })
   app.get('/', async (request) => ({ hello: 'world', remaining: request.rateLimit.remaining }))

@@ -70,11 +70,12 @@ export type {
   AllowVerdict,
   RejectVerdict,
   FrameworkDefaults,
-  ProxyTrust,
   RateLimitMessage,
   RequestList,
 } from './http/pipeline'
 export type { BadKeyMode, KeyResult } from './http/key-result'
+export { resetProxyWarnings } from './http/proxy-warnings'
+export type { ProxyTrust } from './http/proxy-warnings'
 export {
   simulate,
   renderSvg,

@@ -54,7 +54,8 @@ function trustOf(req: Request): ProxyTrust {
   return setting ? 'some' : 'none'
 }
 
-const PROXY_HINT = "set app.set('trust proxy', 1) for one proxy hop, or the proxy's address."
+const PROXY_HINT =
+  "set app.set('trust proxy', '<your proxy's address or CIDR>'), e.g. '10.0.0.1' or 'loopback', or app.set('trust proxy', 1) for exactly one proxy hop."
 
 /** A decision property's accessor on Express's shared request prototype, and the map behind it. */
 interface DecisionSlot {
@@ -198,6 +199,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     framework: 'Express',
     resetStyle: 'epoch',
     proxyTrust: trustOf,
+    peerAddress: (req) => req.socket?.remoteAddress,
     proxyHint: PROXY_HINT,
     customRejection: handler !== undefined,
   })

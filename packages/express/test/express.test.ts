@@ -2,6 +2,7 @@ import express from 'express'
 import request from 'supertest'
 import { captureLogger, listen, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
 import { rateLimit, type ExpressRateLimitOptions } from '@sluice/express'
+import { resetProxyWarnings } from '@sluice/core'
 
 // express@4 is installed under the alias `express4`; its API matches for what the harness uses.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -98,7 +99,21 @@ describe.each([
     expect(() => rateLimit({ requestPropertyName: '' })).toThrow(/`requestPropertyName`/)
   })
 
+  test('trust proxy = 1 (one hop, as docs/proxies.md says) gives each forwarded client its bucket', async () => {
+    resetProxyWarnings()
+    const logger = captureLogger()
+    const server = factory()
+    server.set('trust proxy', 1)
+    server.use(rateLimit({ limit: 1, logger }))
+    server.get('/', (_req, res) => void res.end('ok'))
+    await request(server).get('/').set('X-Forwarded-For', '203.0.113.1').expect(200)
+    await request(server).get('/').set('X-Forwarded-For', '203.0.113.2').expect(200)
+    await request(server).get('/').set('X-Forwarded-For', '203.0.113.1').expect(429)
+    expect(logger.warnings).toEqual([])
+  })
+
   test('trust proxy = true gets a one-time warning', async () => {
+    resetProxyWarnings()
     const logger = captureLogger()
     const server = factory()
     server.set('trust proxy', true)

@@ -294,7 +294,9 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
         // reply.header lower-cases every name; given in lower case, it has nothing to convert.
         legacyNames: LEGACY_NAMES,
         proxyTrust: trustOf,
-        proxyHint: "set Fastify({ trustProxy: 1 }) for one proxy hop, or the proxy's address.",
+        peerAddress: (request) => request.raw.socket?.remoteAddress,
+        proxyHint:
+          "set Fastify({ trustProxy: '<your proxy's address or CIDR>' }), e.g. '10.0.0.1' or '10.0.0.0/8' (a hop count such as trustProxy: 1 trusts nothing on Fastify 5.12 and later).",
         omitWhenAllowed: omitted(merged.addHeadersOnExceeding, 'addHeadersOnExceeding'),
         omitWhenRejected: omitted(merged.addHeaders, 'addHeaders'),
         customRejection: merged.handler !== undefined,

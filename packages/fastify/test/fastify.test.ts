@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import request from 'supertest'
 import { captureLogger, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
+import { resetProxyWarnings } from '@sluice/core'
 import rateLimit, { rateLimit as named, type FastifyRateLimitOptions } from '@sluice/fastify'
 
 const harness: AdapterHarness = {
@@ -248,7 +249,39 @@ describe('Fastify 5: plugin specifics', () => {
     )
   })
 
+  test('trustProxy: 1 trusts no hop on Fastify 5.12: one bucket behind the proxy, warned with the fix', async () => {
+    resetProxyWarnings()
+    const logger = captureLogger()
+    // Fastify's own types no longer accept a number; plain JavaScript (the old docs) still passes one.
+    const app = Fastify({ trustProxy: 1 as unknown as string })
+    apps.push(app)
+    await app.register(rateLimit, { max: 1, timeWindow: '1 minute', logger })
+    app.get('/', async () => 'ok')
+    expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.1' })).statusCode).toBe(200)
+    // Another client behind the same proxy: Fastify still reports the proxy's address.
+    expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.2' })).statusCode).toBe(429)
+    expect(logger.warnings).toEqual([
+      expect.stringMatching(
+        /does not trust its sender \(127\.0\.0\.1\).*Fastify\(\{ trustProxy: '<your proxy's address or CIDR>' \}\)/,
+      ),
+    ])
+  })
+
+  test("trustProxy set to the proxy's address (as docs/proxies.md says) gives each client its bucket", async () => {
+    resetProxyWarnings()
+    const logger = captureLogger()
+    const app = Fastify({ trustProxy: '127.0.0.1' })
+    apps.push(app)
+    await app.register(rateLimit, { max: 1, timeWindow: '1 minute', logger })
+    app.get('/', async () => 'ok')
+    expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.1' })).statusCode).toBe(200)
+    expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.2' })).statusCode).toBe(200)
+    expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.1' })).statusCode).toBe(429)
+    expect(logger.warnings).toEqual([])
+  })
+
   test('trustProxy: true gets a one-time warning once a chain shows it trusts every hop', async () => {
+    resetProxyWarnings()
     const logger = captureLogger()
     const app = Fastify({ trustProxy: true })
     apps.push(app)

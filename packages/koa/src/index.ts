@@ -152,6 +152,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     framework: 'Koa',
     resetStyle: 'epoch',
     proxyTrust: trustOf,
+    peerAddress: (ctx) => ctx.req.socket?.remoteAddress,
     proxyHint: PROXY_HINT,
     legacyNames: names,
     customRejection: handler !== undefined,

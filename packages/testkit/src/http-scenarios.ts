@@ -8,6 +8,7 @@ import request from 'supertest'
 import {
   ConfigError,
   headerKey,
+  resetProxyWarnings,
   type DecisionEvent,
   type DescriptorEntry,
   type HttpLimitOptions,
@@ -371,14 +372,22 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await strict.get('/').expect(500)
     })
 
-    test('X-Forwarded-For is ignored without trust, with one warning', async () => {
+    test('X-Forwarded-For is ignored without trust, with one warning per process', async () => {
+      resetProxyWarnings()
       const logger = captureLogger()
       const agent = await start({ limit: 1, window: '1m', logger })
       await agent.get('/').set('X-Forwarded-For', '1.1.1.1').expect(200)
       await agent.get('/').set('X-Forwarded-For', '2.2.2.2').expect(429)
       await agent.get('/').set('X-Forwarded-For', '3.3.3.3').expect(429)
       expect(logger.warnings).toHaveLength(1)
-      expect(logger.warnings[0]).toMatch(/X-Forwarded-For.*does not trust a proxy/)
+      expect(logger.warnings[0]).toMatch(
+        /X-Forwarded-For but .* does not trust its sender \(127\.0\.0\.1\)/,
+      )
+      // A second limiter in the same process does not repeat it.
+      const again = captureLogger()
+      const other = await start({ limit: 1, window: '1m', logger: again })
+      await other.get('/').set('X-Forwarded-For', '4.4.4.4').expect(200)
+      expect(again.warnings).toEqual([])
     })
 
     describe('IETF header drafts, exactly', () => {

@@ -27,6 +27,7 @@ import { METER_ALGORITHMS, type AlgorithmName } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
 import type { BreakerOptions } from '../store-call/health'
+import { ProxyWarnings, type ProxyTrust } from './proxy-warnings'
 import {
   checkStandardHeaders,
   createHeaderWriter,
@@ -183,15 +184,14 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   queue?: { maxWaitMs: number }
 }
 
-/** What a framework's proxy setting trusts: nothing, some hops, or every X-Forwarded-For (spoofable). */
-export type ProxyTrust = 'none' | 'some' | 'all'
-
 /** How one framework writes its answer; fixed per adapter. */
 export interface FrameworkDefaults<Req> {
   /** Named in warnings, e.g. `'Express'`. */
   framework: string
   /** Tells the trust-proxy warnings how the framework is configured. */
   proxyTrust?: (req: Req) => ProxyTrust
+  /** The TCP peer's address, so a request whose IP is its sender's despite X-Forwarded-For is seen. */
+  peerAddress?: (req: Req) => string | undefined
   /** How to set the trust, quoted in the warning. */
   proxyHint?: string
   resetStyle: ResetStyle
@@ -535,25 +535,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   const limitedError = STATUS_CODES[statusCode] ?? 'Too Many Requests'
   const bans = ban === undefined ? undefined : new Map<string, { count: number; until: number }>()
 
-  const proxyTrust = defaults.proxyTrust
-  let warnTrustAll = proxyTrust !== undefined
-  let warnUntrusted = proxyTrust !== undefined
-
-  /** One-time proxy warnings; each check stays armed until it has fired once. */
-  function checkProxy(req: Req): void {
-    const trust = proxyTrust!(req)
-    if (trust === 'all' && warnTrustAll) {
-      warnTrustAll = false
-      logger.warn(
-        `[sluice] ${defaults.framework} trusts every proxy, so any client can pick its own IP with X-Forwarded-For and escape the rate limit. Trust only your own proxies: ${defaults.proxyHint ?? ''} See docs/proxies.md.`,
-      )
-    } else if (trust === 'none' && warnUntrusted && req.headers['x-forwarded-for'] !== undefined) {
-      warnUntrusted = false
-      logger.warn(
-        `[sluice] a request carries X-Forwarded-For but ${defaults.framework} does not trust a proxy, so every client behind the proxy shares the proxy's IP (one bucket). If the app runs behind a proxy, ${defaults.proxyHint ?? 'trust it.'} See docs/proxies.md.`,
-      )
-    }
-  }
+  const proxy = new ProxyWarnings(defaults, logger, keyFn === undefined)
 
   function limiterFor(limit: number): Limiter {
     let limiter = tiers!.get(limit)
@@ -624,7 +606,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
 
   /** decide for the fast-path configuration: the same steps as decideAsync, without awaits. */
   function decideFast(req: Req, res: ServerResponse): Awaitable<HttpVerdict> {
-    if (warnTrustAll || warnUntrusted) checkProxy(req)
+    if (proxy.armed) proxy.check(req)
     const key = boundKey(keyByIp(req))
     const units = fixedCost!
     const decision = consumeDirect!(key, units)
@@ -637,7 +619,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   }
 
   async function decideAsync(req: Req, res: ServerResponse): Promise<HttpVerdict> {
-    if (warnTrustAll || warnUntrusted) checkProxy(req)
+    if (proxy.armed) proxy.check(req)
     if (skip !== undefined && (await skip(req))) return PASS
     const given = keyFn === undefined ? undefined : await keyFn(req)
     if (given === false) return PASS
