@@ -75,6 +75,7 @@ export type {
 } from './http/pipeline'
 export type { BadKeyMode, KeyResult } from './http/key-result'
 export { resetProxyWarnings } from './http/proxy-warnings'
+export { checkAliasLimit, checkAliasMs, checkAliasDuration } from './http/alias-values'
 export type { ProxyTrust } from './http/proxy-warnings'
 export {
   simulate,

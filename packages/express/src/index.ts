@@ -1,4 +1,6 @@
 import {
+  checkAliasLimit,
+  checkAliasMs,
   createHttpLimiter,
   checkAlias,
   invalidOption,
@@ -163,10 +165,12 @@ function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> 
   const result: HttpLimitOptions<Request> = { ...rest }
   if (windowMs !== undefined) {
     checkAlias('windowMs', windowMs, 'window', rest.window)
+    checkAliasMs(windowMs, 'windowMs')
     result.window = windowMs
   }
   if (max !== undefined) {
     checkAlias('max', max, 'limit', rest.limit)
+    checkAliasLimit(max, 'max')
     result.limit = typeof max === 'function' ? (req) => max(req, req.res!) : max
   }
   if (keyGenerator !== undefined) {

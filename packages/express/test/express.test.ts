@@ -112,6 +112,14 @@ describe.each([
     expect(logger.warnings).toEqual([])
   })
 
+  test('errors name the express-rate-limit option as written; windowMs takes ms, not a string', () => {
+    expect(() => rateLimit({ windowMs: '60000' as unknown as number })).toThrow(
+      /`windowMs` must be a positive number of ms; got "60000"/,
+    )
+    expect(() => rateLimit({ max: -1 })).toThrow(/`max` must be a positive integer; got -1/)
+    expect(() => rateLimit({ window: '1m' })).not.toThrow()
+  })
+
   test('trust proxy = true gets a one-time warning', async () => {
     resetProxyWarnings()
     const logger = captureLogger()

@@ -1,4 +1,6 @@
 import {
+  checkAliasDuration,
+  checkAliasLimit,
   checkAlias,
   createHttpLimiter,
   invalidOption,
@@ -145,6 +147,8 @@ function toCore(options: FastifyRateLimitRouteOptions): HttpLimitOptions<Fastify
   checkAlias('timeWindow', timeWindow, 'window', core.window)
   checkAlias('keyGenerator', keyGenerator, 'key', core.key)
   checkAlias('skipOnError', skipOnError, 'onStoreError', core.onStoreError)
+  checkAliasLimit(max, 'max')
+  checkAliasDuration(timeWindow, 'timeWindow')
   if (max !== undefined) core.limit = max
   if (timeWindow !== undefined) core.window = timeWindow
   if (keyGenerator !== undefined) core.key = keyGenerator

@@ -239,13 +239,15 @@ describe('Fastify 5: plugin specifics', () => {
     expect((await hit(open, '/')).statusCode).toBe(200)
   })
 
-  test('a bad option fails at register, naming it; a bad route option when the route is added', async () => {
-    await expect(build({ timeWindow: 'forever' })).rejects.toThrow(/`window` must be .*"forever"/)
+  test('a bad option fails at register, naming it as written; a bad route option when the route is added', async () => {
+    await expect(build({ timeWindow: 'forever' })).rejects.toThrow(
+      /`timeWindow` must be .*"forever"/,
+    )
     await expect(build({ hook: 'onSend' as 'onRequest' })).rejects.toThrow(/`hook`/)
     const app = await build({})
     // Fastify runs onRoute as the route is declared, so a bad route option throws right there.
     expect(() => app.get('/', { config: { rateLimit: { max: -1 } } }, async () => 'ok')).toThrow(
-      /`limit` must be a positive integer; got -1/,
+      /`max` must be a positive integer; got -1/,
     )
   })
 

@@ -1,4 +1,6 @@
 import {
+  checkAliasLimit,
+  checkAliasMs,
   checkAlias,
   createHttpLimiter,
   DEFAULT_LEGACY_NAMES,
@@ -103,6 +105,8 @@ function normalize(options: KoaRateLimitOptions): {
     ...rest
   } = options
   const core: Record<string, unknown> = { ...rest }
+  checkAliasMs(duration, 'duration')
+  checkAliasLimit(max, 'max')
   alias(core, 'window', [['duration', duration]])
   alias(core, 'limit', [['max', max]])
   alias(core, 'key', [['id', id]])

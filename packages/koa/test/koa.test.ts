@@ -137,6 +137,13 @@ describe.each([
     expect(() => rateLimit({ throw: 'yes' as unknown as boolean })).toThrow(/`throw`/)
   })
 
+  test('errors name the koa-ratelimit option as written', () => {
+    expect(() => rateLimit({ duration: '60000' as unknown as number })).toThrow(
+      /`duration` must be a positive number of ms; got "60000"/,
+    )
+    expect(() => rateLimit({ max: 0 })).toThrow(/`max` must be a positive integer; got 0/)
+  })
+
   test('the middleware function is named', () => {
     expect(rateLimit().name).toBe('sluiceRateLimit')
   })

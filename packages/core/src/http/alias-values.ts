@@ -1,0 +1,23 @@
+// Values of peer-library option names (windowMs, max, timeWindow, duration), checked under the
+// name the user wrote, before they are mapped onto Sluice's own options.
+import { parseDuration } from '../duration'
+import { invalidOption } from '../errors'
+import { checkPositiveInteger } from '../options'
+
+/** A limit given as `max`: a positive integer, or a function the adapter checks per request. */
+export function checkAliasLimit(value: unknown, alias: string): void {
+  if (value !== undefined && typeof value !== 'function') checkPositiveInteger(value, alias)
+}
+
+/** A window given in ms as the peer takes it (`windowMs`, `duration`): a number, not a string. */
+export function checkAliasMs(value: unknown, alias: string): void {
+  if (value === undefined) return
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    invalidOption(alias, value, 'a positive number of ms')
+  }
+}
+
+/** A window given as `timeWindow`: ms or a duration string such as '1 minute'. */
+export function checkAliasDuration(value: unknown, alias: string): void {
+  if (value !== undefined) parseDuration(value, alias)
+}
