@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { SluiceError } from './errors'
 import { formatRuleTable, loadRules } from './rules'
 import { runSimulateCommand } from './simulate'
@@ -27,6 +29,10 @@ const checkRules: CliCommand = {
   args: '<file>',
   summary: 'validate a rules file (YAML or JSON) and print the effective rule table',
   run(args, io) {
+    if (args[0] === '--help' || args[0] === '-h') {
+      io.out('usage: sluice check-rules <file>')
+      return 0
+    }
     if (args.length !== 1) {
       io.err('usage: sluice check-rules <file>')
       return 2
@@ -47,17 +53,33 @@ const simulateCommand: CliCommand = {
 export const COMMANDS: readonly CliCommand[] = [checkRules, simulateCommand]
 
 function usage(): string {
-  const width = Math.max(...COMMANDS.map((c) => `${c.name} ${c.args}`.length))
   return [
     'usage: sluice <command> [arguments]',
+    '       sluice --version',
     '',
-    ...COMMANDS.map((c) => `  ${`${c.name} ${c.args}`.padEnd(width)}  ${c.summary}`),
+    'commands:',
+    // The arguments are long: each summary goes on a line of its own, indented under its command.
+    ...COMMANDS.flatMap((c) => [`  ${c.name} ${c.args}`, `      ${c.summary}`]),
+    '',
+    "Run 'sluice <command> --help' for a command's options.",
   ].join('\n')
+}
+
+/** The installed @sluice/core version: the CLI runs from its dist/ (or, in tests, src/) folder. */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
+    version: string
+  }
+  return manifest.version
 }
 
 /** Runs one command line (without `node` and the script); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv
+  if (name === '--version' || name === '-v') {
+    io.out(version())
+    return 0
+  }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     ;(name === undefined ? io.err : io.out)(usage())
     return name === undefined ? 2 : 0

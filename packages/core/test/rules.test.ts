@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -459,6 +459,40 @@ describe('sluice check-rules (the CLI, run as a child process)', () => {
       return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
     }
   }
+
+  test('--version prints the package version; help lists each command with its summary below it', async () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'packages/core/package.json'), 'utf8'))
+    expect(await sluice('--version')).toEqual({
+      code: 0,
+      stdout: `${manifest.version}\n`,
+      stderr: '',
+    })
+    const help = await sluice('help')
+    expect(help.code).toBe(0)
+    const lines = help.stdout.split('\n')
+    expect(lines[0]).toBe('usage: sluice <command> [arguments]')
+    expect(lines).toContain('  check-rules <file>')
+    expect(lines).toContain(
+      '      validate a rules file (YAML or JSON) and print the effective rule table',
+    )
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(100)
+    expect(await sluice('check-rules', '--help')).toMatchObject({ code: 0 })
+  })
+
+  test('a flag that is no number is named with its value, not reported as NaN', async () => {
+    const result = await sluice(
+      'simulate',
+      '--algorithm',
+      'gcra',
+      '--limit',
+      'five',
+      '--window',
+      '1s',
+    )
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/^`--limit` must be a number; got "five"/)
+    expect(result.stderr).not.toMatch(/NaN/)
+  })
 
   test('a valid file: exit 0 and the effective rule table', async () => {
     const file = join(dir, 'ok.yaml')

@@ -228,7 +228,11 @@ describe('runSimulateCommand', () => {
     const config = io()
     const argv = ['--algorithm', 'gcra', '--limit', 'five', '--window', '1s']
     expect(await runSimulateCommand(argv, config.io)).toBe(2)
-    expect(config.out.stderr).toMatch(/`limit` must be a positive integer/)
+    expect(config.out.stderr).toMatch(/`--limit` must be a number; got "five"/)
+    const zero = io()
+    const argvZero = ['--algorithm', 'gcra', '--limit', '0', '--window', '1s']
+    expect(await runSimulateCommand(argvZero, zero.io)).toBe(2)
+    expect(zero.out.stderr).toMatch(/`limit` must be a positive integer; got 0/)
     const trace = io()
     expect(
       await runSimulateCommand(

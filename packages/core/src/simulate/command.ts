@@ -34,9 +34,17 @@ const defaultIo: CommandIo = {
   stderr: (text) => process.stderr.write(text),
 }
 
-/** A number option, or undefined when absent; the limiter's own checks name bad values. */
-function numberOption(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : Number(value)
+/** A number flag, or undefined when absent; text that is no number is an error naming the flag. */
+function numberOption(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  const number = Number(value)
+  if (value.trim() === '' || !Number.isFinite(number)) {
+    throw new SluiceError(
+      'ERR_SLUICE_ARGUMENT',
+      `\`--${flag}\` must be a number; got ${JSON.stringify(value)}`,
+    )
+  }
+  return number
 }
 
 async function loadTrace(
@@ -110,27 +118,29 @@ export async function runSimulateCommand(
   }
   const text = (name: string): string | undefined => values[name] as string | undefined
   try {
-    const limit = numberOption(text('limit'))
+    const limit = numberOption(text('limit'), 'limit')
     const windowMs = parseDuration(text('window'), 'window')
     const options = {
       algorithm: text('algorithm') as AlgorithmName | undefined,
       limit: limit as number,
       window: windowMs,
-      ...(text('burst') === undefined ? {} : { burst: numberOption(text('burst')) }),
-      ...(text('precision') === undefined ? {} : { precision: numberOption(text('precision')) }),
+      ...(text('burst') === undefined ? {} : { burst: numberOption(text('burst'), 'burst') }),
+      ...(text('precision') === undefined
+        ? {}
+        : { precision: numberOption(text('precision'), 'precision') }),
     }
     const trace = await loadTrace(
       text('trace') ?? 'bursty',
       limit as number,
       windowMs,
-      numberOption(text('windows')),
-      numberOption(text('seed')),
+      numberOption(text('windows'), 'windows'),
+      numberOption(text('seed'), 'seed'),
     )
     const result = simulate(trace, options)
     const svg = renderSvg(result, {
       title: text('title'),
-      width: numberOption(text('width')),
-      height: numberOption(text('height')),
+      width: numberOption(text('width'), 'width'),
+      height: numberOption(text('height'), 'height'),
     })
     const out = text('out')
     const summary = `${result.admitted} of ${result.requests.length} requests admitted`
