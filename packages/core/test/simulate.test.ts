@@ -178,6 +178,37 @@ describe('renderSvg', () => {
     expect(svg).toContain('viewBox="0 0 300 150"')
   })
 
+  test('reads without the text: legend, time axis in seconds, count axis, labelled limit', () => {
+    const counted = renderSvg(
+      simulate(spread, { algorithm: 'fixed-window', limit: 2, window: 1000 }),
+    )
+    const texts = [...counted.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1])
+    expect(texts).toEqual(
+      expect.arrayContaining(['admitted', 'rejected', 'limit', 'limit 2', 'time (s)']),
+    )
+    expect(texts).toContain('requests passed on in the last 1s')
+    // One label a second from 0 to the end of the last window, 10 windows of 40 px each.
+    const axis = /<g class="time-axis">(.*?)<\/g>/.exec(counted)?.[1] ?? ''
+    expect([...axis.matchAll(/>(\d+)<\/text>/g)].map((m) => m[1])).toEqual([
+      '0',
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '6',
+      '7',
+      '8',
+      '9',
+      '10',
+    ])
+    expect(texts).not.toContain('held, then passed on')
+    const shaped = renderSvg(
+      simulate(spread, { algorithm: 'leaky-bucket', limit: 2, window: 1000, burst: 2 }),
+    )
+    expect(shaped).toContain('>held, then passed on</text>')
+  })
+
   test('a picture of a long trace stays small', () => {
     const trace = makeTrace('steady', { limit: 100, windowMs: 1000, windows: 100 })
     const svg = renderSvg(simulate(trace, { algorithm: 'gcra', limit: 100, window: '1s' }))

@@ -7,7 +7,8 @@ export const SVG_COLORS = { admitted: '#1b9e77', rejected: '#d95f02' } as const
 /** The thin line from a held request's arrival to its departure. */
 export const HELD_COLOR = '#999'
 
-const num = (n: number): string => String(Math.round(n * 10) / 10)
+/** A coordinate to a tenth of a pixel: finer cannot be seen, and it keeps the file small. */
+export const num = (n: number): string => String(Math.round(n * 10) / 10)
 const HALO = 'stroke="#fff" stroke-width="3" paint-order="stroke"'
 
 /**

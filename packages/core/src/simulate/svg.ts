@@ -1,7 +1,7 @@
 import { formatDuration } from '../duration'
 import { checkPositiveInteger } from '../options'
 import type { SimulatedRequest, SimulationResult } from './simulate'
-import { countAxis, HELD_COLOR, legend, SVG_COLORS, timeAxis } from './svg-frame'
+import { countAxis, HELD_COLOR, legend, num, SVG_COLORS, timeAxis } from './svg-frame'
 
 export { SVG_COLORS }
 
@@ -25,7 +25,6 @@ function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-const num = (n: number): string => String(Math.round(n * 10) / 10)
 /** A whole pixel column: ticks and count steps closer than a pixel cannot be told apart. */
 const px = (n: number): string => String(Math.round(n))
 
