@@ -353,129 +353,116 @@ function noiseNote(frameworks) {
   )
 }
 
+/**
+ * One bar panel per framework, stacked under the header and legend: the HTTP and the
+ * instructions charts. `panelOf(name, f)` gives a panel's { title, rows, marks, summary }.
+ */
+function frameworkChart({ frameworks, title, subtitle, legendEntries, panelOf }) {
+  const width = 760
+  const labelWidth = labelWidthOf(
+    Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label)),
+  )
+  const head = header(width, title, subtitle)
+  const parts = [legend(8, head.legendY, legendEntries)]
+  const summary = []
+  let y = head.top
+  for (const [name, f] of Object.entries(frameworks)) {
+    const { summary: said, ...panelOptions } = panelOf(name, f)
+    const panel = barPanel({ x: 8, y, width: width - 16, labelWidth, ...panelOptions })
+    parts.push(panel.svg)
+    y += panel.height + 14
+    summary.push(said)
+  }
+  return documentSvg({
+    width,
+    height: y,
+    head,
+    description: summary.join(' '),
+    body: parts.join('\n'),
+  })
+}
+
 const charts = {
   http(record) {
     const { frameworks, connections, seconds, rounds, tries = 1 } = record.data
-    const width = 760
-    const labels = Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label))
-    const labelWidth = labelWidthOf(labels)
-    const head = header(
-      width,
-      'HTTP requests per second, median of the rounds',
-      measured(
-        record,
-        `autocannon, ${connections} connections, best of ${tries} x ${seconds} s, ${rounds} rounds; load generator, server and Redis share the cores`,
-      ) + `. ${noiseNote(frameworks)}`,
-    )
-    const parts = []
-    const summary = []
-    let y = head.top
-    for (const [name, f] of Object.entries(frameworks)) {
-      const cost = (variant) => {
-        const row = f.rows.find((r) => r.variant === variant)
-        return `${Math.round((1 - row.ratio) * 100)}%`
-      }
-      const title = `${capital(name)}: Sluice memory costs ${cost('sluice-memory')} of the baseline, ${f.peer.memory} ${cost('peer-memory')}`
-      const baseline = f.rows.find((r) => r.variant === 'none')
-      const rows = f.rows.map((r) => ({
-        label: r.label,
-        value: `${(r.rps / 1000).toFixed(1)}k`,
-        segments: [
-          { value: r.rps, color: variantColor(r.variant), faint: r.variant.endsWith('-reject') },
-        ],
-      }))
-      const panel = barPanel({
-        x: 8,
-        y,
-        width: width - 16,
-        labelWidth,
-        title,
-        rows,
-        marks: [{ value: baseline.rps, label: 'no limiter' }],
-      })
-      parts.push(panel.svg)
-      y += panel.height + 14
-      summary.push(`${title}; ${f.rows.map((r) => `${r.label} ${fmt(r.rps)} req/s`).join(', ')}.`)
-    }
-    parts.push(
-      legend(8, head.legendY, [
+    return frameworkChart({
+      frameworks,
+      title: 'HTTP requests per second, median of the rounds',
+      subtitle:
+        measured(
+          record,
+          `autocannon, ${connections} connections, best of ${tries} x ${seconds} s, ${rounds} rounds; load generator, server and Redis share the cores`,
+        ) + `. ${noiseNote(frameworks)}`,
+      legendEntries: [
         { color: COLORS.neutral, label: 'no limiter' },
         { color: COLORS.sluice, label: 'Sluice' },
         { color: COLORS.peer, label: "the framework's popular limiter" },
         { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
-      ]),
-    )
-    return documentSvg({
-      width,
-      height: y,
-      head,
-      description: summary.join(' '),
-      body: parts.join('\n'),
+      ],
+      panelOf(name, f) {
+        const cost = (variant) => {
+          const row = f.rows.find((r) => r.variant === variant)
+          return `${Math.round((1 - row.ratio) * 100)}%`
+        }
+        const title = `${capital(name)}: Sluice memory costs ${cost('sluice-memory')} of the baseline, ${f.peer.memory} ${cost('peer-memory')}`
+        const baseline = f.rows.find((r) => r.variant === 'none')
+        return {
+          title,
+          rows: f.rows.map((r) => ({
+            label: r.label,
+            value: `${(r.rps / 1000).toFixed(1)}k`,
+            segments: [
+              {
+                value: r.rps,
+                color: variantColor(r.variant),
+                faint: r.variant.endsWith('-reject'),
+              },
+            ],
+          })),
+          marks: [{ value: baseline.rps, label: 'no limiter' }],
+          summary: `${title}; ${f.rows.map((r) => `${r.label} ${fmt(r.rps)} req/s`).join(', ')}.`,
+        }
+      },
     })
   },
 
   instructions(record) {
     const { frameworks, rounds } = record.data
-    const width = 760
-    const labels = Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label))
-    const labelWidth = labelWidthOf(labels)
-    const head = header(
-      width,
-      'Instructions per HTTP request, x the server without a limiter (lower is better)',
-      measured(
+    return frameworkChart({
+      frameworks,
+      title: 'Instructions per HTTP request, x the server without a limiter (lower is better)',
+      subtitle: measured(
         record,
         `bar: median of ${rounds} rounds; whisker: lowest to highest round, each round against its own no-limiter run; outside V8's compiler and garbage collector`,
       ),
-    )
-    const parts = []
-    const summary = []
-    let y = head.top
-    for (const [name, f] of Object.entries(frameworks)) {
-      const none = f.rows.find((r) => r.variant === 'none')
-      const spread = (r) => {
-        const ratios = r.runs.map((v, i) => v / (none.runs[i] ?? none.instructions))
-        return [Math.min(...ratios), Math.max(...ratios)]
-      }
-      const rows = f.rows.map((r) => {
-        const [low, high] = Array.isArray(r.runs) && Array.isArray(none.runs) ? spread(r) : []
-        return {
-          label: r.label,
-          value:
-            low === undefined || r.variant === 'none'
-              ? times(r.ratio)
-              : `${times(r.ratio)} (rounds ${span([low, high])})`,
-          whisker: low === undefined || r.variant === 'none' ? undefined : [low, high],
-          segments: [{ value: r.ratio, color: variantColor(r.variant) }],
-        }
-      })
-      const panel = barPanel({
-        x: 8,
-        y,
-        width: width - 16,
-        labelWidth,
-        title: `${capital(name)}: ${fmt(none.instructions)} instructions per request without a limiter`,
-        rows,
-        marks: [{ value: 1, label: 'no limiter' }],
-      })
-      parts.push(panel.svg)
-      y += panel.height + 14
-      summary.push(
-        `${capital(name)}: ${f.rows.map((r) => `${r.label} ${times(r.ratio)}`).join(', ')}.`,
-      )
-    }
-    parts.push(
-      legend(8, head.legendY, [
+      legendEntries: [
         { color: COLORS.neutral, label: 'no limiter, headers only' },
         { color: COLORS.sluice, label: 'Sluice' },
         { color: COLORS.peer, label: "the framework's popular limiter" },
-      ]),
-    )
-    return documentSvg({
-      width,
-      height: y,
-      head,
-      description: summary.join(' '),
-      body: parts.join('\n'),
+      ],
+      panelOf(name, f) {
+        const none = f.rows.find((r) => r.variant === 'none')
+        // Each round's ratio to the no-limiter run of the same round, as the median is taken.
+        const spread = (r) => {
+          const ratios = r.runs.map((v, i) => v / (none.runs[i] ?? none.instructions))
+          return [Math.min(...ratios), Math.max(...ratios)]
+        }
+        return {
+          title: `${capital(name)}: ${fmt(none.instructions)} instructions per request without a limiter`,
+          rows: f.rows.map((r) => {
+            const ranged = r.variant !== 'none' && Array.isArray(r.runs) && Array.isArray(none.runs)
+            const whisker = ranged ? spread(r) : undefined
+            return {
+              label: r.label,
+              value: whisker ? `${times(r.ratio)} (rounds ${span(whisker)})` : times(r.ratio),
+              whisker,
+              segments: [{ value: r.ratio, color: variantColor(r.variant) }],
+            }
+          }),
+          marks: [{ value: 1, label: 'no limiter' }],
+          summary: `${capital(name)}: ${f.rows.map((r) => `${r.label} ${times(r.ratio)}`).join(', ')}.`,
+        }
+      },
     })
   },
 

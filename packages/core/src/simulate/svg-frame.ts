@@ -47,19 +47,20 @@ function tick(x: number, y: number, color: string): string {
   return `<path d="M${num(x)} ${y - 9}v10" stroke="${color}" stroke-width="1.5"/>`
 }
 
+/** Where the chart lies: its left and right edge in px, and the limiter's window. */
+export interface ChartFrame {
+  windowMs: number
+  left: number
+  right: number
+}
+
 /**
  * The time axis under the chart: a label at every `step` windows from 0 (in seconds since the
  * picture's start), spaced at least 28 px apart, and the axis title "time (s)".
  */
-export function timeAxis(opts: {
-  t0: number
-  t1: number
-  windowMs: number
-  x: (t: number) => number
-  bottom: number
-  left: number
-  right: number
-}): string {
+export function timeAxis(
+  opts: ChartFrame & { t0: number; t1: number; x: (t: number) => number; bottom: number },
+): string {
   const { t0, t1, windowMs, x, bottom, left, right } = opts
   const perWindow = x(t0 + windowMs) - x(t0)
   const step = Math.max(1, Math.ceil(28 / perWindow)) * windowMs
@@ -81,15 +82,9 @@ export function timeAxis(opts: {
  * The count axis left of the chart: its title over it, 0 and the top of the scale as labels,
  * and the dashed limit line across with "limit N" at its right end.
  */
-export function countAxis(opts: {
-  windowMs: number
-  limit: number
-  yMax: number
-  y: (c: number) => number
-  top: number
-  left: number
-  right: number
-}): string {
+export function countAxis(
+  opts: ChartFrame & { limit: number; yMax: number; y: (c: number) => number; top: number },
+): string {
   const { windowMs, limit, yMax, y, top, left, right } = opts
   const label = (c: number): string =>
     `<text x="${left - 4}" y="${num(y(c) + 3)}" text-anchor="end">${c}</text>`
