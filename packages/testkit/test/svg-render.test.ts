@@ -4,7 +4,8 @@
 import { readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium } from '../src/chromium'
 
 const IMG = resolve(__dirname, '../../../docs/img')
 const files = readdirSync(IMG).filter((f) => f.endsWith('.svg'))
@@ -47,18 +48,7 @@ describe('every SVG in docs/img renders with its labels inside and apart', () =>
   let page: Page
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    })
+    browser = await launchChromium()
     page = await browser.newPage()
   })
 
