@@ -26,8 +26,11 @@ const FAINT = 0.45 // fill-opacity of the rejecting-path bars
 const BAR = 12
 const BAR_GAP = 5
 const CHAR = 5.3 // mean advance of a 10 px sans-serif character, for layout only
-const VALUE_ROOM = 92
-const HALO = 'stroke="#fff" stroke-width="3" paint-order="stroke"' // keeps values legible over a mark // room right of the longest bar for its value
+// Widths for fitting labels: on the wide side (DejaVu Sans, bold titles), so a label that fits
+// here fits in the fonts a browser picks for sans-serif.
+const FIT_CHAR = 6.1
+const FIT_BOLD = 6.9
+const HALO = 'stroke="#fff" stroke-width="3" paint-order="stroke"' // keeps values legible over a mark
 
 /** As in simulate/svg.ts: every character XML gives meaning to becomes a numeric reference. */
 function escapeXml(text) {
@@ -186,22 +189,54 @@ const checks = {
 // ---------------------------------------------------------------------------------------------
 // Drawing
 
+/** Splits `content` into lines of at most `width` px at `char` px per character. */
+function wrap(content, width, char = CHAR) {
+  const lines = []
+  let line = ''
+  for (const word of content.split(' ')) {
+    if (line && (line.length + 1 + word.length) * char > width) {
+      lines.push(line)
+      line = word
+    } else line = line ? `${line} ${word}` : word
+  }
+  lines.push(line)
+  return lines
+}
+
+/** How many lines a panel title takes in a panel `width` px wide. */
+const titleLinesOf = (title, width) => wrap(title, width, FIT_BOLD).length
+
 /**
  * A horizontal bar panel at (x, y): one row per entry, `segments` stacked left to right, the
  * row's `value` text right of its bar, dashed `marks` (baseline, ceiling, limit) across all
- * rows. `labelWidth` 0 draws no row labels (a panel beside another that has them).
- * Returns { svg, height }.
+ * rows, and `whiskers` (a row's [low, high]) as a line with end caps over its bar. The title
+ * wraps to the panel's width; `titleLines` reserves as many lines as the tallest title of the
+ * panels beside it, so their rows line up. The bars are scaled so the longest value text still
+ * ends inside the panel. `labelWidth` 0 draws no row labels (a panel beside another that has
+ * them). Returns { svg, height }.
  */
-function barPanel({ x, y, width, labelWidth, title, rows, marks = [], max }) {
+function barPanel({ x, y, width, labelWidth, title, rows, marks = [], max, titleLines = 1 }) {
   const parts = []
-  const top = y + (title ? 16 : 0)
+  const lines = title ? wrap(title, width, FIT_BOLD) : []
+  const top = y + (title ? 16 + 13 * (Math.max(lines.length, titleLines) - 1) : 0)
   const rowsHeight = rows.reduce((h, r) => h + (r.gapBefore ?? 0) + BAR + BAR_GAP, 0)
   const bottom = top + 4 + rowsHeight - BAR_GAP + 3
-  if (title) parts.push(text(x, y + 10, title, 'font-weight="bold"'))
+  lines.forEach((l, i) => parts.push(text(x, y + 10 + 13 * i, l, 'font-weight="bold"')))
   const barLeft = x + labelWidth
-  const barWidth = Math.max(40, width - labelWidth - VALUE_ROOM)
   const total = (r) => r.segments.reduce((s, seg) => s + seg.value, 0)
-  const scale = max ?? Math.max(...rows.map(total), ...marks.map((m) => m.value)) * 1.02
+  const reach = (r) => Math.max(total(r), r.whisker?.[1] ?? 0)
+  const scale = max ?? Math.max(...rows.map(reach), ...marks.map((m) => m.value)) * 1.02
+  // The widest bar area at which every row's value text, 4 px right of its bar, still fits.
+  const room = x + width - barLeft
+  const barWidth = Math.max(
+    40,
+    Math.min(
+      room,
+      ...rows.map((r) =>
+        reach(r) > 0 ? (room - 4 - (r.value ?? '').length * FIT_CHAR) / (reach(r) / scale) : room,
+      ),
+    ),
+  )
   const at = (v) => barLeft + (scale > 0 ? (v / scale) * barWidth : 0)
   const values = [] // drawn last, over the marks
   let rowY = top + 4
@@ -220,7 +255,9 @@ function barPanel({ x, y, width, labelWidth, title, rows, marks = [], max }) {
       }
       from += seg.value
     }
-    if (row.value) values.push(text(at(from) + 4, rowY + BAR - 2, row.value, HALO))
+    if (row.whisker) parts.push(whisker(at(row.whisker[0]), at(row.whisker[1]), rowY + BAR / 2))
+    const end = Math.max(at(from), row.whisker ? at(row.whisker[1]) : 0)
+    if (row.value) values.push(text(end + 4, rowY + BAR - 2, row.value, HALO))
     rowY += BAR + BAR_GAP
   }
   parts.push(
@@ -237,6 +274,12 @@ function barPanel({ x, y, width, labelWidth, title, rows, marks = [], max }) {
   return { svg: parts.join('\n'), height: bottom - y + (marks.length ? 14 : 0) }
 }
 
+/** A range from x1 to x2 at height y: a dark line with end caps, over the bar it belongs to. */
+function whisker(x1, x2, y) {
+  const cap = (x) => `M${num(x)} ${num(y - 4)}v8`
+  return `<path class="spread" d="M${num(x1)} ${num(y)}H${num(x2)}${cap(x1)}${cap(x2)}" stroke="${COLORS.text}" stroke-width="1.5" fill="none"/>`
+}
+
 /** Coloured squares and their meanings, in one line from (x, y). Returns the svg. */
 function legend(x, y, entries) {
   const parts = []
@@ -246,7 +289,7 @@ function legend(x, y, entries) {
       `<rect x="${num(at)}" y="${num(y - 9)}" width="10" height="10" fill="${e.color}"${e.faint ? ` fill-opacity="${FAINT}"` : ''}/>`,
       text(at + 14, y, e.label),
     )
-    at += 14 + e.label.length * 5 + 16
+    at += 14 + e.label.length * FIT_CHAR + 16
   }
   return parts.join('\n')
 }
@@ -255,15 +298,7 @@ const labelWidthOf = (labels) => Math.ceil(Math.max(...labels.map((l) => l.lengt
 
 /** Title and subtitle (wrapped to the width); `bottom` is where the legend line goes. */
 function header(width, title, subtitle) {
-  const lines = []
-  let line = ''
-  for (const word of subtitle.split(' ')) {
-    if (line && (line.length + 1 + word.length) * CHAR > width - 16) {
-      lines.push(line)
-      line = word
-    } else line = line ? `${line} ${word}` : word
-  }
-  lines.push(line)
+  const lines = wrap(subtitle, width - 16)
   const svg = [
     text(8, 18, title, 'font-size="13" font-weight="bold"'),
     ...lines.map((l, i) => text(8, 33 + 13 * i, l, 'fill="#666"')),
@@ -291,73 +326,143 @@ const measured = (record, extra) =>
   `Measured ${record.machine.date} on ${record.machine.cpus}, Node ${record.machine.node}${extra ? `; ${extra}` : ''}. Source: docs/bench/${record.name}.md`
 const times = (r) => `${r.toFixed(2)}x`
 const capital = (s) => s[0].toUpperCase() + s.slice(1)
+/** Sluice's variants teal, the peer's purple, the baselines grey. */
+const variantColor = (variant) =>
+  variant.startsWith('sluice')
+    ? COLORS.sluice
+    : variant.startsWith('peer')
+      ? COLORS.peer
+      : COLORS.neutral
+
+/**
+ * What the HTTP chart cannot show: http.json keeps medians only, no per-round spread, so a
+ * limiter's bar past its no-limiter line is the shared machine's noise; say so, naming them.
+ */
+function noiseNote(frameworks) {
+  const faster = Object.entries(frameworks).flatMap(([name, f]) =>
+    f.rows
+      .filter((r) => r.variant !== 'none' && r.ratio > 1)
+      .map((r) => `${capital(name)} ${r.label}`),
+  )
+  return (
+    'Medians only: the result file keeps no per-round spread' +
+    (faster.length > 0
+      ? `, so a bar past its no-limiter line (${faster.join(', ')}) is noise, not a speed-up.`
+      : '.') +
+    ' bench-instructions.svg shows a steadier measure with its spread.'
+  )
+}
+
+/**
+ * One bar panel per framework, stacked under the header and legend: the HTTP and the
+ * instructions charts. `panelOf(name, f)` gives a panel's { title, rows, marks, summary }.
+ */
+function frameworkChart({ frameworks, title, subtitle, legendEntries, panelOf }) {
+  const width = 760
+  const labelWidth = labelWidthOf(
+    Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label)),
+  )
+  const head = header(width, title, subtitle)
+  const parts = [legend(8, head.legendY, legendEntries)]
+  const summary = []
+  let y = head.top
+  for (const [name, f] of Object.entries(frameworks)) {
+    const { summary: said, ...panelOptions } = panelOf(name, f)
+    const panel = barPanel({ x: 8, y, width: width - 16, labelWidth, ...panelOptions })
+    parts.push(panel.svg)
+    y += panel.height + 14
+    summary.push(said)
+  }
+  return documentSvg({
+    width,
+    height: y,
+    head,
+    description: summary.join(' '),
+    body: parts.join('\n'),
+  })
+}
 
 const charts = {
   http(record) {
     const { frameworks, connections, seconds, rounds, tries = 1 } = record.data
-    const width = 760
-    const labels = Object.values(frameworks).flatMap((f) => f.rows.map((r) => r.label))
-    const labelWidth = labelWidthOf(labels)
-    const head = header(
-      width,
-      'HTTP requests per second, median (beside each bar: ratio to no limiter)',
-      measured(
-        record,
-        `autocannon, ${connections} connections, best of ${tries} x ${seconds} s, ${rounds} rounds; load generator, server and Redis share the cores`,
-      ),
-    )
-    const parts = []
-    const summary = []
-    let y = head.top
-    for (const [name, f] of Object.entries(frameworks)) {
-      const cost = (variant) => {
-        const row = f.rows.find((r) => r.variant === variant)
-        return `${Math.round((1 - row.ratio) * 100)}%`
-      }
-      const title = `${capital(name)}: Sluice memory costs ${cost('sluice-memory')} of the baseline, ${f.peer.memory} ${cost('peer-memory')}`
-      const baseline = f.rows.find((r) => r.variant === 'none')
-      const rows = f.rows.map((r) => ({
-        label: r.label,
-        value: r.variant === 'none' ? fmt(r.rps) : `${fmt(r.rps)}, ${times(r.ratio)}`,
-        segments: [
-          {
-            value: r.rps,
-            color: r.variant.startsWith('sluice')
-              ? COLORS.sluice
-              : r.variant.startsWith('peer')
-                ? COLORS.peer
-                : COLORS.neutral,
-            faint: r.variant.endsWith('-reject'),
-          },
-        ],
-      }))
-      const panel = barPanel({
-        x: 8,
-        y,
-        width: width - 16,
-        labelWidth,
-        title,
-        rows,
-        marks: [{ value: baseline.rps, label: 'no limiter' }],
-      })
-      parts.push(panel.svg)
-      y += panel.height + 14
-      summary.push(`${title}; ${f.rows.map((r) => `${r.label} ${fmt(r.rps)} req/s`).join(', ')}.`)
-    }
-    parts.push(
-      legend(8, head.legendY, [
+    return frameworkChart({
+      frameworks,
+      title: 'HTTP requests per second, median of the rounds',
+      subtitle:
+        measured(
+          record,
+          `autocannon, ${connections} connections, best of ${tries} x ${seconds} s, ${rounds} rounds; load generator, server and Redis share the cores`,
+        ) + `. ${noiseNote(frameworks)}`,
+      legendEntries: [
         { color: COLORS.neutral, label: 'no limiter' },
         { color: COLORS.sluice, label: 'Sluice' },
         { color: COLORS.peer, label: "the framework's popular limiter" },
         { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
-      ]),
-    )
-    return documentSvg({
-      width,
-      height: y,
-      head,
-      description: summary.join(' '),
-      body: parts.join('\n'),
+      ],
+      panelOf(name, f) {
+        const cost = (variant) => {
+          const row = f.rows.find((r) => r.variant === variant)
+          return `${Math.round((1 - row.ratio) * 100)}%`
+        }
+        const title = `${capital(name)}: Sluice memory costs ${cost('sluice-memory')} of the baseline, ${f.peer.memory} ${cost('peer-memory')}`
+        const baseline = f.rows.find((r) => r.variant === 'none')
+        return {
+          title,
+          rows: f.rows.map((r) => ({
+            label: r.label,
+            value: `${(r.rps / 1000).toFixed(1)}k`,
+            segments: [
+              {
+                value: r.rps,
+                color: variantColor(r.variant),
+                faint: r.variant.endsWith('-reject'),
+              },
+            ],
+          })),
+          marks: [{ value: baseline.rps, label: 'no limiter' }],
+          summary: `${title}; ${f.rows.map((r) => `${r.label} ${fmt(r.rps)} req/s`).join(', ')}.`,
+        }
+      },
+    })
+  },
+
+  instructions(record) {
+    const { frameworks, rounds } = record.data
+    return frameworkChart({
+      frameworks,
+      title: 'Instructions per HTTP request, x the server without a limiter (lower is better)',
+      subtitle: measured(
+        record,
+        `bar: median of ${rounds} rounds; whisker: lowest to highest round, each round against its own no-limiter run; outside V8's compiler and garbage collector`,
+      ),
+      legendEntries: [
+        { color: COLORS.neutral, label: 'no limiter, headers only' },
+        { color: COLORS.sluice, label: 'Sluice' },
+        { color: COLORS.peer, label: "the framework's popular limiter" },
+      ],
+      panelOf(name, f) {
+        const none = f.rows.find((r) => r.variant === 'none')
+        // Each round's ratio to the no-limiter run of the same round, as the median is taken.
+        const spread = (r) => {
+          const ratios = r.runs.map((v, i) => v / (none.runs[i] ?? none.instructions))
+          return [Math.min(...ratios), Math.max(...ratios)]
+        }
+        return {
+          title: `${capital(name)}: ${fmt(none.instructions)} instructions per request without a limiter`,
+          rows: f.rows.map((r) => {
+            const ranged = r.variant !== 'none' && Array.isArray(r.runs) && Array.isArray(none.runs)
+            const whisker = ranged ? spread(r) : undefined
+            return {
+              label: r.label,
+              value: whisker ? `${times(r.ratio)} (rounds ${span(whisker)})` : times(r.ratio),
+              whisker,
+              segments: [{ value: r.ratio, color: variantColor(r.variant) }],
+            }
+          }),
+          marks: [{ value: 1, label: 'no limiter' }],
+          summary: `${capital(name)}: ${f.rows.map((r) => `${r.label} ${times(r.ratio)}`).join(', ')}.`,
+        }
+      },
     })
   },
 
@@ -377,13 +482,16 @@ const charts = {
       ['hot key: decisions/s', 'hot', (v) => fmt(v)],
       [`${fmt(keys)} keys, second pass: decisions/s`, 'update', (v) => fmt(v)],
       ['heap bytes per key (lower is better)', 'bytesPerKey', (v) => `${v.toFixed(0)} B`],
-    ].map(([title, key, format], i) =>
+    ]
+    const titleLines = Math.max(...panels.map(([title]) => titleLinesOf(title, panelWidth - 8)))
+    const drawn = panels.map(([title, key, format], i) =>
       barPanel({
         x: 8 + (i === 0 ? 0 : labelWidth + i * panelWidth),
         y: head.top,
         width: i === 0 ? labelWidth + panelWidth - 8 : panelWidth - 8,
         labelWidth: i === 0 ? labelWidth : 0,
         title,
+        titleLines,
         rows: rows.map((r) => ({
           label: r.name,
           value: r.peer ? format(r[key]) : `${format(r[key])}, ${times(r[key] / peer[key])}`,
@@ -391,7 +499,7 @@ const charts = {
         })),
       }),
     )
-    const height = head.top + Math.max(...panels.map((p) => p.height)) + 10
+    const height = head.top + Math.max(...drawn.map((p) => p.height)) + 10
     return documentSvg({
       width,
       height,
@@ -403,7 +511,7 @@ const charts = {
         )
         .join(' '),
       body: [
-        panels.map((p) => p.svg).join('\n'),
+        drawn.map((p) => p.svg).join('\n'),
         legend(8, head.legendY, [
           { color: COLORS.sluice, label: 'Sluice' },
           { color: COLORS.peer, label: 'rate-limiter-flexible' },

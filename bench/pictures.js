@@ -14,9 +14,9 @@ const trace = makeTrace('bursty', { limit: LIMIT, windowMs: WINDOW_MS, seed: 1 }
 for (const algorithm of ALGORITHMS) {
   const result = simulate(trace, { algorithm, limit: LIMIT, window: WINDOW_MS })
   const svg = renderSvg(result, {
-    title: `${algorithm}: ${result.admitted} of ${trace.length} admitted`,
-    width: 420,
-    height: 190,
+    title: `${algorithm}, limit ${LIMIT} per ${WINDOW_MS / 1000} s: ${result.admitted} of ${trace.length} requests admitted`,
+    width: 480,
+    height: 240,
   })
   const file = path.join(dir, `${algorithm}.svg`)
   fs.writeFileSync(file, svg)

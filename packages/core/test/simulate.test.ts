@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { inflateSync } from 'node:zlib'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium } from '@sluice/testkit'
 import {
   ALGORITHMS,
   ConfigError,
@@ -178,6 +179,37 @@ describe('renderSvg', () => {
     expect(svg).toContain('viewBox="0 0 300 150"')
   })
 
+  test('reads without the text: legend, time axis in seconds, count axis, labelled limit', () => {
+    const counted = renderSvg(
+      simulate(spread, { algorithm: 'fixed-window', limit: 2, window: 1000 }),
+    )
+    const texts = [...counted.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1])
+    expect(texts).toEqual(
+      expect.arrayContaining(['admitted', 'rejected', 'limit', 'limit 2', 'time (s)']),
+    )
+    expect(texts).toContain('requests passed on in the last 1s')
+    // One label a second from 0 to the end of the last window, 10 windows of 40 px each.
+    const axis = /<g class="time-axis">(.*?)<\/g>/.exec(counted)?.[1] ?? ''
+    expect([...axis.matchAll(/>(\d+)<\/text>/g)].map((m) => m[1])).toEqual([
+      '0',
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '6',
+      '7',
+      '8',
+      '9',
+      '10',
+    ])
+    expect(texts).not.toContain('held, then passed on')
+    const shaped = renderSvg(
+      simulate(spread, { algorithm: 'leaky-bucket', limit: 2, window: 1000, burst: 2 }),
+    )
+    expect(shaped).toContain('>held, then passed on</text>')
+  })
+
   test('a picture of a long trace stays small', () => {
     const trace = makeTrace('steady', { limit: 100, windowMs: 1000, windows: 100 })
     const svg = renderSvg(simulate(trace, { algorithm: 'gcra', limit: 100, window: '1s' }))
@@ -329,18 +361,7 @@ describe('the SVGs draw in a browser', () => {
   let page: Page
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    })
+    browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 600, height: 300 } })
   })
 

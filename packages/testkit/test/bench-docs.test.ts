@@ -55,7 +55,7 @@ test('the benchmark charts and the results section match docs/bench/*.json', asy
   const docs = join(scratch, 'benchmarks.md')
   copyFileSync(join(ROOT, 'docs/benchmarks.md'), docs)
   await script('charts.js', { BENCH_IMG_DIR: scratch, BENCH_DOCS_FILE: docs })
-  for (const part of ['http', 'core', 'redis', 'memcached', 'accuracy']) {
+  for (const part of ['http', 'instructions', 'core', 'redis', 'memcached', 'accuracy']) {
     expect(readFileSync(join(scratch, `bench-${part}.svg`), 'utf8')).toBe(
       committed(`docs/img/bench-${part}.svg`),
     )

@@ -1,6 +1,9 @@
 import { formatDuration } from '../duration'
 import { checkPositiveInteger } from '../options'
 import type { SimulatedRequest, SimulationResult } from './simulate'
+import { countAxis, HELD_COLOR, legend, num, SVG_COLORS, timeAxis } from './svg-frame'
+
+export { SVG_COLORS }
 
 export interface RenderOptions {
   /** Drawn at the top and used as the accessible name. @default the policy, e.g. 'gcra 5 per 1s' */
@@ -13,9 +16,6 @@ export interface RenderOptions {
   key?: string
 }
 
-/** The two outcome colours (ColorBrewer Dark2, told apart with the common colour blindnesses). */
-export const SVG_COLORS = { admitted: '#1b9e77', rejected: '#d95f02' } as const
-
 const LEFT = 64
 const RIGHT = 12
 const ROW = 12
@@ -25,7 +25,6 @@ function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-const num = (n: number): string => String(Math.round(n * 10) / 10)
 /** A whole pixel column: ticks and count steps closer than a pixel cannot be told apart. */
 const px = (n: number): string => String(Math.round(n))
 
@@ -61,8 +60,9 @@ function windowCounts(requests: readonly SimulatedRequest[], windowMs: number): 
 /**
  * Draws a simulation as a small standalone SVG: a tick per request in an "admitted" and a
  * "rejected" row (and, when a leaky bucket delays requests, a "passed on" row joined to the
- * arrivals), and below them the units passed on in the trailing window against the limit line.
- * Window boundaries are drawn as faint vertical lines, so edge bursts show.
+ * arrivals), and below them the units passed on in the trailing window against the labelled
+ * limit line, with a legend, a time axis in seconds and a count axis. Window boundaries are
+ * drawn as faint vertical lines, so edge bursts show.
  */
 export function renderSvg(result: SimulationResult, options: RenderOptions = {}): string {
   const width = checkPositiveInteger(options.width ?? 480, 'width')
@@ -80,9 +80,9 @@ export function renderSvg(result: SimulationResult, options: RenderOptions = {})
   const t1 = Math.max(t0 + w, Math.ceil((last + 1) / w) * w)
   const x = (t: number): number => LEFT + ((t - t0) / (t1 - t0)) * (width - LEFT - RIGHT)
 
-  const rowTop = [26, 26 + ROW + ROW_GAP, 26 + 2 * (ROW + ROW_GAP)]
-  const chartTop = (shaped ? rowTop[2] : rowTop[1]) + ROW + 12
-  const chartBottom = height - 16
+  const rowTop = [38, 38 + ROW + ROW_GAP, 38 + 2 * (ROW + ROW_GAP)]
+  const chartTop = (shaped ? rowTop[2] : rowTop[1]) + ROW + 26
+  const chartBottom = height - 30
   const counts = windowCounts(requests, w)
   const peak = counts.reduce((m, [, c]) => Math.max(m, c), 0)
   const yMax = Math.max(2 * policy.limit, peak)
@@ -94,6 +94,7 @@ export function renderSvg(result: SimulationResult, options: RenderOptions = {})
     `<title>${escapeXml(title)}</title>`,
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
     `<text x="4" y="14" font-size="12" font-weight="bold">${escapeXml(title)}</text>`,
+    legend(width - RIGHT, 31, shaped),
   )
 
   const windows = (t1 - t0) / w
@@ -133,7 +134,7 @@ export function renderSvg(result: SimulationResult, options: RenderOptions = {})
     }
     parts.push(
       rowLabel(2, 'passed on'),
-      `<path class="delay" d="${delays}" stroke="#999" stroke-width="0.5" fill="none"/>`,
+      `<path class="delay" d="${delays}" stroke="${HELD_COLOR}" stroke-width="0.5" fill="none"/>`,
       `<path class="departed" d="${ticks(
         admitted.map((r) => x(r.departAt ?? r.at)),
         rowTop[2],
@@ -170,18 +171,18 @@ export function renderSvg(result: SimulationResult, options: RenderOptions = {})
   flush()
   area += `H${num(x(t1))}`
   parts.push(
-    `<text x="${LEFT - 4}" y="${chartTop + 8}" text-anchor="end">in last ${formatDuration(w)}</text>`,
-    `<text x="${LEFT - 4}" y="${chartBottom}" text-anchor="end">0</text>`,
     `<path class="count" d="${area}" stroke="${SVG_COLORS.admitted}" fill="none"/>`,
-    `<line class="limit" x1="${LEFT}" y1="${num(y(policy.limit))}" x2="${width - RIGHT}" y2="${num(y(policy.limit))}" stroke="#333" stroke-dasharray="4 3"/>`,
-    `<text x="${LEFT - 4}" y="${num(y(policy.limit) + 3)}" text-anchor="end">limit ${policy.limit}</text>`,
-    `<text x="${LEFT}" y="${height - 4}">0s</text>`,
-    `<text x="${width - RIGHT}" y="${height - 4}" text-anchor="end">${escapeXml(formatSeconds(t1 - t0))}</text>`,
+    countAxis({
+      windowMs: w,
+      limit: policy.limit,
+      yMax,
+      y,
+      top: chartTop,
+      left: LEFT,
+      right: width - RIGHT,
+    }),
+    timeAxis({ t0, t1, windowMs: w, x, bottom: chartBottom, left: LEFT, right: width - RIGHT }),
     '</svg>',
   )
   return parts.join('\n') + '\n'
-}
-
-function formatSeconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`
 }
