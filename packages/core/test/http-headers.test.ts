@@ -103,11 +103,14 @@ describe('rate-limit headers', () => {
     expect(epoch['Retry-After']).toBe('3')
   })
 
-  test('a rejection of a cost over capacity (retryAfterMs Infinity) announces the window', async () => {
+  test('a rejection of a cost over capacity (retryAfterMs Infinity) sends no Retry-After: no wait helps', async () => {
     const limiter = createLimiter({ limit: 2, window: '10s', clock: () => T0 })
     const d = await limiter.consume('k', { cost: 5 })
     expect(d.retryAfterMs).toBe(Infinity)
-    expect(write(d, T0, { resetStyle: 'delta' })['Retry-After']).toBe('10')
+    const headers = write(d, T0, { resetStyle: 'delta' })
+    expect(headers['Retry-After']).toBeUndefined()
+    expect(headers['X-RateLimit-Retry-After']).toBeUndefined()
+    expect(headers['X-RateLimit-Reset']).toBe('10')
   })
 
   test('omitted headers are left out per outcome', async () => {

@@ -260,6 +260,19 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       await agent.get('/').expect(200)
     })
 
+    test('a request whose cost is over the limit is told it can never pass, with no Retry-After', async () => {
+      const agent = await start({ limit: 10, window: '1m', cost: () => 15 })
+      const res = await agent.get('/').expect(429)
+      expect(res.headers['retry-after']).toBeUndefined()
+      expect(res.headers['x-ratelimit-retry-after']).toBeUndefined()
+      expect(res.body).toMatchObject({
+        error: 'Too Many Requests',
+        message:
+          'This request costs more than the limit of 10 allows at once, so it can never pass; retrying will not help.',
+        retryAfter: null,
+      })
+    })
+
     test('key by API token; requests without one fall back to the IP', async () => {
       const agent = await start({ limit: 1, window: '1m', key: headerKey('x-api-key') })
       await agent.get('/').set('x-api-key', 'alpha').expect(200)

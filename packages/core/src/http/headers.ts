@@ -57,7 +57,7 @@ export interface ResponseTimes {
   resetSeconds: number
   /** What `X-RateLimit-Reset` says (epoch seconds or seconds, by `resetStyle`). */
   legacyReset: number
-  /** `Retry-After` in whole seconds (rejections only; 0 when admitted). */
+  /** `Retry-After` in whole seconds (rejections only; 0 when admitted, or when it can never pass). */
   retryAfterSeconds: number
 }
 
@@ -87,7 +87,8 @@ export function responseTimes(
   const epochReset = Math.ceil((now + resetMs) / 1000)
   const legacyReset = resetStyle === 'epoch' ? epochReset : resetSeconds
   let retryAfterSeconds = 0
-  if (!decision.allowed) {
+  // A request that can never pass (its cost is over the capacity) gets no Retry-After at all.
+  if (!decision.allowed && Number.isFinite(decision.retryAfterMs)) {
     // Not before the epoch reset announced beside it; but an answer made without the store
     // ('deny') has no real reset, and says exactly what it documents: retry in 1 s.
     retryAfterSeconds =
@@ -204,7 +205,7 @@ export function createHeaderWriter(
         ['RateLimit', draft8State(decision, times)],
       )
     }
-    if (!decision.allowed) {
+    if (!decision.allowed && times.retryAfterSeconds > 0) {
       if (retryAfter) headers.push(['Retry-After', String(times.retryAfterSeconds)])
       if (legacy !== false) headers.push([legacy.retryAfter, String(times.retryAfterSeconds)])
     }

@@ -392,6 +392,12 @@ function holdSignal(res: ServerResponse): { signal: AbortSignal; release: () => 
   return { signal: controller.signal, release: () => res.off('close', onClose) }
 }
 
+function neverMessage(decision: Decision): string {
+  const policy = decision.policies.find((p) => !p.allowed && !Number.isFinite(p.retryAfterMs))
+  const capacity = (policy ?? decision).policy.burst
+  return `This request costs more than the limit of ${capacity} allows at once, so it can never pass; retrying will not help.`
+}
+
 function defaultMessage(seconds: number): string {
   return `Too many requests, please try again in ${seconds} second${seconds === 1 ? '' : 's'}.`
 }
@@ -577,13 +583,21 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
   /** The body of a rate-limit rejection; a promise only when `message` is a function. */
   function rejectionBody(req: Req, decision: Decision, seconds: number): Awaitable<unknown> {
     if (typeof message === 'function') {
-      return (async () => bodyOf(await message(req, decision), seconds))()
+      return (async () => bodyOf(await message(req, decision), seconds, decision))()
     }
-    return bodyOf(message, seconds)
+    return bodyOf(message, seconds, decision)
   }
 
-  function bodyOf(value: RateLimitMessage | undefined, seconds: number): unknown {
+  function bodyOf(
+    value: RateLimitMessage | undefined,
+    seconds: number,
+    decision: Decision,
+  ): unknown {
     if (value === undefined || typeof value === 'string') {
+      // seconds 0 on a rejection: the cost is over the capacity, no wait will make it pass.
+      if (seconds === 0) {
+        return { error: limitedError, message: value ?? neverMessage(decision), retryAfter: null }
+      }
       return { error: limitedError, message: value ?? defaultMessage(seconds), retryAfter: seconds }
     }
     return value
