@@ -1,4 +1,5 @@
-import { createLimiter, type Decision } from '@sluice/core'
+import { setTimeout as delay } from 'node:timers/promises'
+import { createLimiter, storeHealth, type Decision } from '@sluice/core'
 import { escapeKey, RedisStore } from '@sluice/redis'
 import {
   keySlot,
@@ -177,4 +178,39 @@ test('a single-limit key resharded mid-traffic keeps its limit and its block', a
   await limiter.reset(key)
   await limiter.block(key, 60_000)
   expect((await limiter.consume(key)).allowed).toBe(false)
+})
+
+test('a node paused (SIGSTOP) mid-traffic: its keys are answered without it and not charged when it resumes', async () => {
+  const store = new RedisStore({ client })
+  const limiter = createLimiter({
+    store,
+    algorithm: 'token-bucket',
+    limit: 10,
+    window: '1h',
+    timeoutMs: 150,
+    onStoreError: 'deny',
+    breaker: { failures: 5, coolOffMs: 100 },
+    logger: { warn: () => undefined },
+  })
+  let key = ''
+  for (let i = 0; key === ''; i++) {
+    const candidate = `paused:${Date.now()}:${i}`
+    if ((await slotOwner(cluster, keySlot(`sluice:{${escapeKey(candidate)}}:x`))) === 0) {
+      key = candidate
+    }
+  }
+  await limiter.consume(key)
+  await limiter.consume(key)
+  cluster.servers[0].pause()
+  try {
+    const during = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
+    expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+  } finally {
+    cluster.servers[0].resume()
+  }
+  // The node runs the ten queued consumes and admits them; each late charge is refunded.
+  for (let i = 0; i < 300 && (storeHealth(store)?.inFlight ?? 0) > 0; i++) await delay(10)
+  expect(storeHealth(store)?.inFlight).toBe(0)
+  await delay(150) // past the breaker's cool-off
+  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
 })
