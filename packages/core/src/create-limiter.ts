@@ -14,9 +14,8 @@ import { METER_ALGORITHMS, type Policy, type PolicyOutcome } from './policy'
 import { MemoryStore } from './store/memory-store'
 import type { Store, StoreRequest, StoreResult } from './store/types'
 import { resolveThrottle } from './throttle'
-import { boundedStoreCall, guardFor, toStoreError } from './store-call/bounded'
-import { resolveHealthSettings } from './store-call/health'
-import { lateRefund } from './store-call/late-refund'
+import { boundedStoreCall, toStoreError } from './store-call/bounded'
+import { protectStore } from './store-call/guard'
 
 export { boundedStoreCall, toStoreError }
 
@@ -362,15 +361,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
   const prefix = options.prefix ?? ''
   if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
-  const logger = options.logger ?? console
-  if (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function') {
-    invalidOption('logger', logger, 'an object with a warn(message) method')
-  }
-  const guard = guardFor(
+  // A consume that timed out was answered without the store: if the store admits it late, that
+  // charge is given back (undoLate; see docs/reliability.md).
+  const { guard, undoLate } = protectStore(
     store,
-    timeoutMs,
-    resolveHealthSettings(options.breaker, options.maxInFlight),
-    logger,
+    clock,
+    { ...options, timeoutMs },
     describeMode(onStoreError),
   )
   const shadow = options.shadow ?? false
@@ -386,10 +382,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   function bounded<T>(call: () => Promise<T>): Promise<T> {
     return boundedStoreCall(call, guard)
   }
-
-  // A consume that timed out was answered without the store: if the store admits it late, that
-  // charge is given back (see docs/reliability.md).
-  const undoLate = guard === undefined ? undefined : lateRefund(store, guard, clock, logger)
 
   async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
     const storeError = toStoreError(error)

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { createLimiter, storeHealth } from '@sluice/core'
+import { createLimiter } from '@sluice/core'
 import { MemcachedStore } from '@sluice/memcached'
-import { startMemcached, type MemcachedServer } from '@sluice/testkit'
+import { startMemcached, type MemcachedServer, storeSettled } from '@sluice/testkit'
 
 // memcached hangs (SIGSTOP) with its connections open while requests flow, then resumes.
 const TIMEOUT_MS = 100
@@ -17,11 +17,6 @@ afterEach(() => server.resume())
 afterAll(async () => {
   await server?.stop()
 })
-
-async function settled(store: object): Promise<void> {
-  for (let i = 0; i < 300 && (storeHealth(store)?.inFlight ?? 0) > 0; i++) await delay(10)
-  expect(storeHealth(store)?.inFlight).toBe(0)
-}
 
 test('requests denied during a hang are not charged when memcached resumes (exact count)', async () => {
   const store = new MemcachedStore({ servers: server.servers })
@@ -43,7 +38,7 @@ test('requests denied during a hang are not charged when memcached resumes (exac
   const during = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(key)))
   expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
   server.resume()
-  await settled(store)
+  await storeSettled(store)
   await delay(100) // past the breaker's cool-off: the peek below goes to memcached
   expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
   await store.close()

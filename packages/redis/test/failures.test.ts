@@ -1,8 +1,8 @@
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createLimiter, StoreError, storeHealth, type Decision, type Limiter } from '@sluice/core'
+import { createLimiter, StoreError, type Decision, type Limiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import { startRedis, watchStalls, type RedisServer } from '@sluice/testkit'
+import { startRedis, watchStalls, type RedisServer, storeSettled } from '@sluice/testkit'
 import { Redis } from 'ioredis'
 
 // Redis really dies (SIGKILL) and comes back, or stalls (DEBUG SLEEP), while requests flow.
@@ -33,12 +33,6 @@ async function readyClient(): Promise<Redis> {
   clients.push(client)
   if (client.status !== 'ready') await once(client, 'ready')
   return client
-}
-
-/** Resolves once no call to the store is out (late replies and their refunds included). */
-async function settled(store: object): Promise<void> {
-  for (let i = 0; i < 200 && (storeHealth(store)?.inFlight ?? 0) > 0; i++) await delay(10)
-  expect(storeHealth(store)?.inFlight).toBe(0)
 }
 
 function offlineQueueLength(client: Redis): number {
@@ -184,7 +178,7 @@ test('a stalled Redis (DEBUG SLEEP) counts as a failure after timeoutMs, and its
 
   // Redis ran both timed-out consumes when it woke and admitted them; neither caller was
   // answered by Redis, so each late charge is refunded: 9 left, as after the first request.
-  await settled(store)
+  await storeSettled(store)
   const after = await strict.peek(key)
   expect(after).toMatchObject({ degraded: false, remaining: 9 })
   expect(lines).toEqual([

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { createLimiter, StoreError, storeHealth, type Decision } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import { startRedis, type RedisServer } from '@sluice/testkit'
+import { startRedis, type RedisServer, storeSettled } from '@sluice/testkit'
 import { Redis } from 'ioredis'
 
 // Redis hangs (SIGSTOP) with its connections open while requests flow, then resumes (SIGCONT)
@@ -28,12 +28,6 @@ function client(): Redis {
   redis.on('error', () => undefined)
   clients.push(redis)
   return redis
-}
-
-/** Resolves once no call to the store is out (late replies and their refunds included). */
-async function settled(store: object): Promise<void> {
-  for (let i = 0; i < 300 && (storeHealth(store)?.inFlight ?? 0) > 0; i++) await delay(10)
-  expect(storeHealth(store)?.inFlight).toBe(0)
 }
 
 /** A token bucket of 10 an hour: no refill inside a test, so counts are exact whatever the clock. */
@@ -64,7 +58,7 @@ test('requests denied during a hang are not charged when Redis resumes (token bu
   expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
   server.resume()
   // Redis now runs the 30 queued consumes and admits 8 of them; each is refunded.
-  await settled(store)
+  await storeSettled(store)
   expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
 })
 
@@ -78,7 +72,7 @@ test("with 'allow', requests passed during a hang do not count afterwards either
   const during = await Promise.all(Array.from({ length: 12 }, () => limiter.consume(key)))
   expect(during.every((d) => d.degraded && d.allowed)).toBe(true)
   server.resume()
-  await settled(store)
+  await storeSettled(store)
   expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 9 })
 })
 
@@ -104,7 +98,7 @@ test('the breaker opens after `failures` timeouts, answers at once while open, a
   expect(storeHealth(store)?.answeredWithout).toBe(8)
 
   server.resume()
-  await settled(store)
+  await storeSettled(store)
   // Still open until the cool-off ends: no call goes, the request is answered without Redis.
   await delay(250)
   const probe = await limiter.consume(key)
@@ -137,7 +131,7 @@ test('a failed probe opens the breaker again; only one probe goes at a time', as
   expect(times.filter((ms) => ms >= TIMEOUT_MS - 5)).toHaveLength(1)
   expect(storeHealth(store)).toMatchObject({ state: 'open', inFlight: 2 })
   server.resume()
-  await settled(store)
+  await storeSettled(store)
   await delay(60)
   expect(await limiter.consume(key)).toMatchObject({ degraded: false, remaining: 9 })
 })
@@ -164,7 +158,7 @@ test('calls out to a hung store are bounded by maxInFlight; the rest fail at onc
   expect(codes.filter((c) => c === 'ERR_SLUICE_STORE_TIMEOUT')).toHaveLength(10)
   expect(storeHealth(store)?.inFlight).toBe(10)
   server.resume()
-  await settled(store)
+  await storeSettled(store)
   // The ten that went were admitted late and refunded; the forty were never sent.
   expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 10 })
 })

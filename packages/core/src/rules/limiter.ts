@@ -11,9 +11,8 @@ import {
   describeMode,
   toStoreError,
 } from '../create-limiter'
-import { guardFor } from '../store-call/bounded'
-import { resolveHealthSettings, type BreakerOptions } from '../store-call/health'
-import { lateRefund } from '../store-call/late-refund'
+import { protectStore } from '../store-call/guard'
+import type { BreakerOptions } from '../store-call/health'
 import type { Decision } from '../decision'
 import { invalidOption, StoreError } from '../errors'
 import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
@@ -201,15 +200,12 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
   }
   // Without a hook nothing below measures, builds or allocates anything for events.
   const report = onDecision === undefined ? undefined : createDecisionReporter(onDecision)
-  const logger = options.logger ?? console
-  const guard = guardFor(
+  const { guard, undoLate } = protectStore(
     store,
-    timeoutMs,
-    resolveHealthSettings(options.breaker, options.maxInFlight),
-    logger,
+    clock,
+    { ...options, timeoutMs },
     describeMode(onStoreError),
   )
-  const undoLate = guard === undefined ? undefined : lateRefund(store, guard, clock, logger)
   const rules = resolveRules(options.rules, options.logger)
 
   function call(request: StoreRequest): Promise<readonly PolicyOutcome[]> {
