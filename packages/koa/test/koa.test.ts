@@ -63,6 +63,8 @@ describe.each([
     const server = app({
       duration: 60_000,
       max: 1,
+      // A still clock: a minute boundary between the two requests would weigh the first below 1.
+      clock: () => 1_700_000_030_000,
       id: (ctx) => (ctx.get('x-internal') ? false : ctx.ip),
       headers: {
         remaining: 'Rate-Limit-Remaining',

@@ -1,6 +1,5 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http'
 import { isPromise } from '../promise'
-import { setTimeout as sleep } from 'node:timers/promises'
 import ipaddr from 'ipaddr.js'
 import { createLimiter, directConsumer, type Limiter } from '../create-limiter'
 import type { Clock } from '../clock'
@@ -27,6 +26,7 @@ import { METER_ALGORITHMS, type AlgorithmName } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
 import type { BreakerOptions } from '../store-call/health'
+import { checkMaxDelayMs, checkMaxHolds, Holds } from './holds'
 import { ProxyWarnings, type ProxyTrust } from './proxy-warnings'
 import {
   checkStandardHeaders,
@@ -182,6 +182,18 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
    * @default undefined (off)
    */
   queue?: { maxWaitMs: number }
+  /**
+   * leaky-bucket shaping: the longest an admitted request is held for its `delayMs` (without
+   * `queue`). A request that would wait longer gets 429 with Retry-After, and its charge back.
+   * @default 30000
+   */
+  maxDelayMs?: number
+  /**
+   * leaky-bucket shaping: requests held at once per limiter; beyond, 429 (charge given back).
+   * A client that disconnects while held is released at once and its charge given back.
+   * @default 10000
+   */
+  maxHolds?: number
 }
 
 /** How one framework writes its answer; fixed per adapter. */
@@ -291,6 +303,8 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'rules',
   'descriptors',
   'queue',
+  'maxDelayMs',
+  'maxHolds',
 ]
 
 const PASS: PassVerdict = { action: 'pass' }
@@ -531,6 +545,7 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     omitWhenRejected: defaults.omitWhenRejected,
   })
   const keyFn = options.key
+  const holds = new Holds(checkMaxHolds(options.maxHolds), checkMaxDelayMs(options.maxDelayMs))
   const badKey = createBadKeyHandler(checkBadKeyMode(options.onBadKey), logger)
   const keyByIp = ipKey({ ipv6Subnet: checkIpv6Subnet(options.ipv6Subnet ?? 64), logger })
   const skip = options.skip
@@ -704,19 +719,17 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
     const times = responseTimes(decision, now, defaults.resetStyle)
     const headers = writeHeaders(decision, times)
     if (decision.allowed) {
-      if (refunds) {
-        const refund =
-          rules !== undefined
-            ? () => rulesLimiter!.refund(rules, { cost: units, at: decision.at })
-            : () => limiter!.refund(key, { cost: units, at: decision.at })
-        res.once('close', () => void settle(req, res, key, refund))
-      }
+      const refund =
+        rules !== undefined
+          ? () => rulesLimiter!.refund(rules, { cost: units, at: decision.at })
+          : () => limiter!.refund(key, { cost: units, at: decision.at })
       const verdict: AllowVerdict = { action: 'allow', decision, headers, key }
       // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
       // queued request was already held for its slot).
       if (held === undefined && decision.delayMs > 0) {
-        return sleep(decision.delayMs).then(() => verdict)
+        return shape(req, res, key, decision, refund, verdict)
       }
+      if (refunds) res.once('close', () => void settle(req, res, key, refund))
       return verdict
     }
     if (onLimited !== undefined) onLimited(req, decision)
@@ -742,6 +755,37 @@ export function createHttpLimiter<Req extends HttpRequestLike>(
       return body.then((value) => limitedVerdict(decision, headers, value, seconds, key))
     }
     return limitedVerdict(decision, headers, body, seconds, key)
+  }
+
+  /**
+   * Holds an admitted request for its `delayMs`, within `maxDelayMs` and `maxHolds`; a request
+   * beyond either, or whose client leaves while held, is not passed on and its charge goes back.
+   */
+  function shape(
+    req: Req,
+    res: ServerResponse,
+    key: string,
+    decision: Decision,
+    refund: () => Promise<void>,
+    verdict: AllowVerdict,
+  ): Awaitable<HttpVerdict> {
+    const giveBack = (): void => {
+      refund().catch((error: unknown) => {
+        logger.warn(`[sluice] refund for key ${JSON.stringify(key)} failed: ${String(error)}`)
+      })
+    }
+    if (!holds.admits(decision.delayMs)) {
+      giveBack()
+      const seconds = Math.max(1, Math.ceil(decision.delayMs / 1000))
+      const retry: HeaderList = [...verdict.headers, ['Retry-After', String(seconds)]]
+      const body = { error: limitedError, message: defaultMessage(seconds), retryAfter: seconds }
+      return limitedVerdict(decision, retry, body, seconds, key)
+    }
+    return holds.hold(decision.delayMs, res, giveBack).then((end) => {
+      if (end === 'left') return abortedVerdict(key) // its charge is back already
+      if (refunds) res.once('close', () => void settle(req, res, key, refund))
+      return verdict
+    })
   }
 
   function limitedVerdict(
