@@ -125,6 +125,44 @@ function trustOf(request: FastifyRequest): ProxyTrust {
   return 'some'
 }
 
+/** Options that together say what the limit is; a route's `limits` or `rules` replaces all of them. */
+const LIMIT_SHAPE = [
+  'limit',
+  'max',
+  'limits',
+  'window',
+  'timeWindow',
+  'algorithm',
+  'burst',
+  'precision',
+  'throttle',
+  'rules',
+  'descriptors',
+] as const
+
+/**
+ * What a route inherits from the plugin's options: route settings win, including over the
+ * plugin's alias spellings. A route that sets its limits whole (`limits` or `rules`) inherits
+ * none of the plugin's limit options, so a plugin-level `window` never conflicts with them; a
+ * route that sets `max`/`timeWindow` drops the plugin's `limits` and `rules`.
+ */
+function inheritedBy(
+  route: FastifyRateLimitRouteOptions,
+  base: FastifyRateLimitRouteOptions,
+): FastifyRateLimitRouteOptions {
+  const inherited: Record<string, unknown> = { ...base }
+  const drop = (names: readonly string[]): void => {
+    for (const name of names) delete inherited[name]
+  }
+  if ('limits' in route || 'rules' in route) drop(LIMIT_SHAPE)
+  if ('limit' in route || 'max' in route || 'window' in route || 'timeWindow' in route)
+    drop(['limits', 'rules', 'descriptors'])
+  if ('limit' in route || 'max' in route) drop(['limit', 'max'])
+  if ('window' in route || 'timeWindow' in route) drop(['window', 'timeWindow'])
+  if ('key' in route || 'keyGenerator' in route) drop(['key', 'keyGenerator'])
+  return inherited as FastifyRateLimitRouteOptions
+}
+
 /** Names turned off in an `addHeaders`-style object. */
 function omitted(value: unknown, option: string): string[] {
   if (value === undefined) return []
@@ -329,22 +367,7 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
       if (typeof routeConfig !== 'object' || routeConfig === null) {
         invalidOption('config.rateLimit', routeConfig, 'an object or false')
       }
-      // Route settings win over the plugin's, including the plugin's alias spellings.
-      const inherited: FastifyRateLimitRouteOptions = { ...base }
-      if ('limit' in routeConfig || 'max' in routeConfig || 'limits' in routeConfig) {
-        delete inherited.limit
-        delete inherited.max
-        delete inherited.limits
-      }
-      if ('window' in routeConfig || 'timeWindow' in routeConfig) {
-        delete inherited.window
-        delete inherited.timeWindow
-      }
-      if ('key' in routeConfig || 'keyGenerator' in routeConfig) {
-        delete inherited.key
-        delete inherited.keyGenerator
-      }
-      const merged = { ...inherited, ...routeConfig }
+      const merged = { ...inheritedBy(routeConfig, base), ...routeConfig }
       const groupId = routeConfig.groupId
       if (groupId !== undefined) {
         if (typeof groupId !== 'string' || groupId === '')

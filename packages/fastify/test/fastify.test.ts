@@ -137,6 +137,24 @@ describe('Fastify 5: plugin specifics', () => {
     expect((await hit(app, '/own')).statusCode).toBe(429)
   })
 
+  test('route `limits` replace the plugin-level limit options whole: no conflict with its window', async () => {
+    const app = await build({ max: 5, timeWindow: '1 minute', algorithm: 'gcra' })
+    const limits = [
+      { limit: 1, window: '1s' },
+      { limit: 3, window: '1h' },
+    ]
+    app.get('/tiers', { config: { rateLimit: { limits } } }, async () => 'ok')
+    // A route's max keeps the plugin's timeWindow, as @fastify/rate-limit's routes do.
+    app.get('/max', { config: { rateLimit: { max: 1 } } }, async () => 'ok')
+    const first = await hit(app, '/tiers')
+    expect(first.statusCode).toBe(200)
+    expect(first.headers['x-ratelimit-limit']).toBe('1')
+    expect((await hit(app, '/tiers')).statusCode).toBe(429)
+    const max = await hit(app, '/max')
+    expect(max.headers['x-ratelimit-reset']).toBe('60')
+    expect((await hit(app, '/max')).statusCode).toBe(429)
+  })
+
   test('groupId shares one counter across the routes of a group', async () => {
     const app = await build({ global: false })
     const group = { config: { rateLimit: { max: 2, groupId: 'reports' } } }
