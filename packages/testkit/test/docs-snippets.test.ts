@@ -1,0 +1,142 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import ts from 'typescript'
+
+// Every js/ts code block in README.md and docs/ is checked, so that no snippet a user copies
+// can rot. A block is type-checked as a program of its own against the built packages (as a
+// user's code sees them), in one TypeScript program for all blocks. A block that is a fragment
+// (it uses an `app`, `req` or `limiter` defined elsewhere on the page) is marked with the line
+// `<!-- snippet: fragment -->` just before its fence: it is parsed (no syntax errors), not
+// type-checked. Failures name the file and the line of the block.
+const root = resolve(__dirname, '../../..')
+const scratch = join(root, '.tmp', 'snippets')
+const LANGUAGES: Record<string, 'js' | 'ts'> = {
+  js: 'js',
+  javascript: 'js',
+  cjs: 'js',
+  mjs: 'js',
+  ts: 'ts',
+  typescript: 'ts',
+}
+
+interface Snippet {
+  file: string
+  line: number
+  language: 'js' | 'ts'
+  fragment: boolean
+  code: string
+}
+
+function markdownFiles(): string[] {
+  const docs = join(root, 'docs')
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? walk(join(dir, entry.name))
+        : entry.name.endsWith('.md')
+          ? [join(dir, entry.name)]
+          : [],
+    )
+  return [join(root, 'README.md'), ...walk(docs)]
+}
+
+/** The js/ts fenced blocks of one Markdown file, with the line each starts on. */
+export function snippetsOf(file: string, text: string): Snippet[] {
+  const lines = text.split('\n')
+  const found: Snippet[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\w+)\s*$/.exec(lines[i])
+    if (open === null) continue
+    let end = i + 1
+    while (end < lines.length && !lines[end].startsWith('```')) end++
+    const language = LANGUAGES[open[1]]
+    if (language !== undefined) {
+      const fragment = i > 0 && lines[i - 1].trim() === '<!-- snippet: fragment -->'
+      found.push({
+        file,
+        line: i + 1,
+        language,
+        fragment,
+        code: lines.slice(i + 1, end).join('\n'),
+      })
+    }
+    i = end
+  }
+  return found
+}
+
+function describeDiagnostic(diagnostic: ts.Diagnostic, where: Map<string, Snippet>): string {
+  const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
+  const snippet = diagnostic.file && where.get(resolve(diagnostic.file.fileName))
+  if (snippet === undefined || diagnostic.file === undefined) return message
+  const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
+  return `${relative(root, snippet.file)}:${snippet.line + 1 + line}: ${message}`
+}
+
+const snippets = markdownFiles().flatMap((file) => snippetsOf(file, readFileSync(file, 'utf8')))
+
+beforeAll(() => {
+  rmSync(scratch, { recursive: true, force: true })
+  mkdirSync(scratch, { recursive: true })
+})
+
+test('README.md and docs/ hold code blocks to check', () => {
+  expect(snippets.length).toBeGreaterThan(20)
+})
+
+test('fragments parse', () => {
+  const errors: string[] = []
+  for (const snippet of snippets.filter((s) => s.fragment)) {
+    const kind = snippet.language === 'ts' ? ts.ScriptKind.TS : ts.ScriptKind.JS
+    const source = ts.createSourceFile('fragment', snippet.code, ts.ScriptTarget.ES2022, true, kind)
+    const parsed = (source as unknown as { parseDiagnostics: ts.Diagnostic[] }).parseDiagnostics
+    for (const d of parsed) {
+      const { line } = source.getLineAndCharacterOfPosition(d.start ?? 0)
+      errors.push(
+        `${relative(root, snippet.file)}:${snippet.line + 1 + line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+      )
+    }
+  }
+  expect(errors).toEqual([])
+})
+
+test('every whole snippet type-checks against the built packages', () => {
+  const where = new Map<string, Snippet>()
+  const files: string[] = []
+  snippets
+    .filter((s) => !s.fragment)
+    .forEach((snippet, i) => {
+      // A snippet with import/export, or with a top-level await (shown as a module would run it),
+      // is checked as an ES module; else as a CommonJS script.
+      const esm =
+        /^\s*(import|export)\s/m.test(snippet.code) || /^(const .*= )?await /m.test(snippet.code)
+      const extension = snippet.language === 'ts' ? (esm ? 'mts' : 'cts') : esm ? 'mjs' : 'cjs'
+      const file = join(scratch, `s${i}.${extension}`)
+      writeFileSync(file, snippet.code)
+      where.set(resolve(file), snippet)
+      files.push(file)
+    })
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    allowJs: true,
+    checkJs: true,
+    noEmit: true,
+    skipLibCheck: true,
+    esModuleInterop: true,
+    types: ['node'],
+    typeRoots: [join(root, 'node_modules/@types')],
+  }
+  // TypeScript snippets as a strict project checks them; JavaScript ones as an editor does
+  // (wrong names, calls and option shapes are errors; missing type annotations are not).
+  const typescript = files.filter((f) => /\.[mc]ts$/.test(f))
+  const javascript = files.filter((f) => /\.[mc]js$/.test(f))
+  const errors = [
+    ...ts.getPreEmitDiagnostics(ts.createProgram(typescript, { ...options, strict: true })),
+    ...ts.getPreEmitDiagnostics(ts.createProgram(javascript, { ...options, strict: false })),
+  ]
+    .filter((d) => d.file === undefined || where.has(resolve(d.file.fileName)))
+    .map((d) => describeDiagnostic(d, where))
+  expect(errors).toEqual([])
+})
