@@ -1,15 +1,25 @@
-import type { Algorithm } from './types'
+import type { Algorithm, StateVector } from './types'
 import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
 
 /**
  * Counts requests in windows aligned to multiples of the window on the clock.
  * State: [windowStart, count].
  */
+
+/**
+ * The window `now` counts in: its own, or, when the clock stepped back behind the newest window
+ * already counted, that newer window (as sliding-window holds its newest bucket): an older
+ * window would start a fresh count and admit the limit again.
+ */
+function currentWindow(s: StateVector, b: number, now: number, windowMs: number): number {
+  const aligned = windowIndex(now, windowMs) * windowMs
+  return s[b] > aligned ? s[b] : aligned
+}
 export const fixedWindow: Algorithm = {
   slots: () => 2,
 
   decide(s, b, now, policy, cost, out) {
-    const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
+    const windowStart = currentWindow(s, b, now, policy.windowMs)
     const count = s[b] === windowStart ? s[b + 1] : 0
     const untilNextWindow = windowStart + policy.windowMs - now
     if (cost > policy.limit)
@@ -31,8 +41,9 @@ export const fixedWindow: Algorithm = {
   consume(s, b, now, policy, cost, out) {
     const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
     const count = s[b] === windowStart ? s[b + 1] : 0
-    // The common case in one pass, a request that fits; anything else: decide, then apply.
-    if (count + cost > policy.limit || cost === 0) {
+    // The common case in one pass, a request that fits; anything else (a clock behind the
+    // counted window too): decide, then apply.
+    if (count + cost > policy.limit || cost === 0 || s[b] > windowStart) {
       return decideThenApply(fixedWindow, s, b, now, policy, cost, out)
     }
     out.allowed = true
@@ -45,7 +56,7 @@ export const fixedWindow: Algorithm = {
   },
 
   apply(s, b, now, policy, cost) {
-    const windowStart = windowIndex(now, policy.windowMs) * policy.windowMs
+    const windowStart = currentWindow(s, b, now, policy.windowMs)
     if (s[b] !== windowStart) {
       s[b] = windowStart
       s[b + 1] = 0

@@ -12,8 +12,15 @@ function fixed_window.load(key)
   return { [0] = window_start, count }
 end
 
+-- A clock behind the newest window counted is held in that window (see core's currentWindow).
+local function current_window(s, now, p)
+  local aligned = now - now % p.window
+  if s[0] > aligned then return s[0] end
+  return aligned
+end
+
 function fixed_window.decide(s, now, p, cost, o)
-  local window_start = now - now % p.window
+  local window_start = current_window(s, now, p)
   local count = 0
   if s[0] == window_start then count = s[1] end
   local until_next = window_start + p.window - now
@@ -37,7 +44,7 @@ function fixed_window.decide(s, now, p, cost, o)
 end
 
 function fixed_window.apply(s, now, p, cost)
-  local window_start = now - now % p.window
+  local window_start = current_window(s, now, p)
   if s[0] ~= window_start then
     s[0] = window_start
     s[1] = 0
