@@ -6,7 +6,7 @@ import ts from 'typescript'
 // can rot. A block is type-checked as a program of its own against the built packages (as a
 // user's code sees them), in one TypeScript program for all blocks. A block that is a fragment
 // (it uses an `app`, `req` or `limiter` defined elsewhere on the page) is marked with the line
-// `<!-- snippet: fragment -->` just before its fence: it is parsed (no syntax errors), not
+// `<!-- snippet: fragment -->` above its fence: it is parsed (no syntax errors), not
 // type-checked. Failures name the file and the line of the block.
 const root = resolve(__dirname, '../../..')
 const scratch = join(root, '.tmp', 'snippets')
@@ -51,7 +51,11 @@ export function snippetsOf(file: string, text: string): Snippet[] {
     while (end < lines.length && !lines[end].startsWith('```')) end++
     const language = LANGUAGES[open[1]]
     if (language !== undefined) {
-      const fragment = i > 0 && lines[i - 1].trim() === '<!-- snippet: fragment -->'
+      // The marker is the nearest line above the fence that is not blank (Prettier puts a
+      // blank line between an HTML comment and a fence).
+      let above = i - 1
+      while (above > 0 && lines[above].trim() === '') above--
+      const fragment = above >= 0 && lines[above].trim() === '<!-- snippet: fragment -->'
       found.push({
         file,
         line: i + 1,
