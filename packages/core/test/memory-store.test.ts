@@ -185,3 +185,38 @@ describe('MemoryStore', () => {
     )
   })
 })
+
+describe('maxBytes', () => {
+  test('sliding-log with a large limit stays within maxBytes: the least recently used keys go', async () => {
+    const store = new MemoryStore({ maxBytes: 1_000_000 })
+    const limiter = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 1000,
+      window: '1h',
+      store,
+      clock: () => 0,
+    })
+    for (let i = 0; i < 2000; i++) await limiter.consume(`k${i}`)
+    // A row holds 1000 timestamps and its bookkeeping: about 8 kB, so about 120 keys fit.
+    expect(store.stateBytes()).toBeLessThanOrEqual(1_000_000)
+    expect(store.size()).toBeGreaterThan(100)
+    expect(store.size()).toBeLessThan(125)
+    // The newest keys are kept, with their counts; the oldest were forgotten.
+    expect((await limiter.peek('k1999')).remaining).toBe(999)
+    expect((await limiter.peek('k0')).remaining).toBe(1000)
+    await store.close()
+  })
+
+  test('is shared by every limit of the store, and checked', async () => {
+    const store = new MemoryStore({ maxBytes: 600_000 })
+    const logs = createLimiter({ algorithm: 'sliding-log', limit: 500, window: '1h', store })
+    const windows = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1h', store })
+    for (let i = 0; i < 500; i++) {
+      await logs.consume(`a${i}`)
+      await windows.consume(`b${i}`)
+    }
+    expect(store.stateBytes()).toBeLessThanOrEqual(600_000)
+    expect(() => new MemoryStore({ maxBytes: 0 })).toThrow(/`maxBytes` must be a positive integer/)
+    await store.close()
+  })
+})

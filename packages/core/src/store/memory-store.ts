@@ -17,6 +17,26 @@ export interface MemoryStoreOptions {
    * @default 60_000
    */
   sweepIntervalMs?: number
+  /**
+   * Most bytes of state the store allocates, over all its limits: each key's row of 8-byte
+   * numbers (a sliding-log row holds one per admitted request of the window). Past it, a limit
+   * that needs room forgets its least recently used key instead of growing. Key strings and
+   * the key index come on top (bench:core measures ~81 B of heap per fixed-window key such as
+   * `user:123456`, of which its row is 24 B).
+   * @default 1 GiB (2^30)
+   */
+  maxBytes?: number
+}
+
+/** The state bytes the tables of one store may allocate together (`maxBytes`). */
+class ByteBudget {
+  allocated = 0
+  constructor(readonly max: number) {}
+
+  /** Whether `bytes` more still fit. */
+  fits(bytes: number): boolean {
+    return this.allocated + bytes <= this.max
+  }
 }
 
 const NONE = ABSENT
@@ -47,6 +67,7 @@ class PolicyTable {
     readonly algorithm: Algorithm,
     slots: number,
     private readonly maxKeys: number,
+    private readonly budget: ByteBudget,
   ) {
     this.slots = slots
     this.stride = slots + 1
@@ -54,7 +75,12 @@ class PolicyTable {
     // a sliding-log row holds `limit` timestamps, and a large limit must not reserve
     // gigabytes before the second key arrives (the table doubles as keys come).
     const rowBytes = this.stride * 8
-    this.capacity = Math.min(maxKeys, 1024, Math.max(1, Math.floor(FIRST_ALLOCATION / rowBytes)))
+    const room = Math.floor((budget.max - budget.allocated) / rowBytes)
+    this.capacity = Math.max(
+      1,
+      Math.min(maxKeys, 1024, Math.floor(FIRST_ALLOCATION / rowBytes), room),
+    )
+    budget.allocated += this.capacity * rowBytes
     this.allocate(new ArrayBuffer(this.capacity * this.stride * 8))
     this.index = new KeyIndex(this.capacity)
   }
@@ -81,6 +107,8 @@ class PolicyTable {
   /** Sliding-log state grows with the limit; a soft or elastic allowance may need wider rows. */
   widen(slots: number): void {
     const stride = slots + 1
+    // Wider rows are needed to decide at all: they are allocated even past maxBytes.
+    this.budget.allocated += this.capacity * (stride - this.stride) * 8
     const buffer = new ArrayBuffer(this.capacity * stride * 8)
     const bytes = new Uint8Array(buffer)
     const old = new Uint8Array(this.state.buffer)
@@ -116,7 +144,7 @@ class PolicyTable {
       row = this.freeRows.pop() as number
     } else if (this.index.size < this.capacity) {
       row = this.index.size
-    } else if (this.capacity < this.maxKeys) {
+    } else if (this.capacity < this.maxKeys && this.budget.fits(this.growthBytes())) {
       this.grow()
       row = this.index.size
     } else {
@@ -153,8 +181,22 @@ class PolicyTable {
   /** The policy last used with this table (its expiry depends on the window, not on scaling). */
   policyForSweep!: Policy
 
+  /** The capacity a growth would reach: double, within maxKeys and the store's byte budget. */
+  private grownCapacity(): number {
+    const rowBytes = this.stride * 8
+    const room = Math.floor((this.budget.max - this.budget.allocated) / rowBytes)
+    return Math.min(this.maxKeys, this.capacity * 2, this.capacity + room)
+  }
+
+  /** Bytes a growth adds (0 when there is no room for even one more row). */
+  private growthBytes(): number {
+    const extra = this.grownCapacity() - this.capacity
+    return extra > 0 ? extra * this.stride * 8 : Infinity
+  }
+
   private grow(): void {
-    const capacity = Math.min(this.maxKeys, this.capacity * 2)
+    const capacity = this.grownCapacity()
+    this.budget.allocated += (capacity - this.capacity) * this.stride * 8
     const buffer = new ArrayBuffer(capacity * this.stride * 8)
     // Bytes, not doubles: the links' bit patterns must come through unchanged.
     new Uint8Array(buffer).set(new Uint8Array(this.state.buffer))
@@ -206,6 +248,7 @@ export class MemoryStore implements Store {
   readonly local = true
   private readonly tables = new Map<string, PolicyTable>()
   private readonly maxKeys: number
+  private readonly budget: ByteBudget
   private readonly sweeper: NodeJS.Timeout
   private latestNow = 0
   private lastPolicy: Policy | undefined
@@ -219,6 +262,7 @@ export class MemoryStore implements Store {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
+    this.budget = new ByteBudget(checkPositiveInteger(options.maxBytes ?? 2 ** 30, 'maxBytes'))
     const interval = checkPositiveInteger(options.sweepIntervalMs ?? 60_000, 'sweepIntervalMs')
     this.sweeper = setInterval(() => this.sweep(), interval)
     this.sweeper.unref()
@@ -357,6 +401,11 @@ export class MemoryStore implements Store {
     return total
   }
 
+  /** Bytes of state allocated over all limits: what `maxBytes` bounds (for tests and metrics). */
+  stateBytes(): number {
+    return this.budget.allocated
+  }
+
   close(): Promise<void> {
     clearInterval(this.sweeper)
     return Promise.resolve()
@@ -419,7 +468,7 @@ export class MemoryStore implements Store {
     let table = this.tables.get(policy.id)
     const algorithm = algorithms[policy.algorithm]
     if (table === undefined) {
-      table = new PolicyTable(algorithm, algorithm.slots(policy), this.maxKeys)
+      table = new PolicyTable(algorithm, algorithm.slots(policy), this.maxKeys, this.budget)
       this.tables.set(policy.id, table)
     } else if (table.slots < algorithm.slots(policy)) {
       table.widen(algorithm.slots(policy))
