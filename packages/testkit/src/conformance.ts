@@ -306,6 +306,24 @@ export function describeStoreConformance(
       return limits.map((limit) => resolvePolicy(limit))
     }
 
+    test('every time a decision reports is a whole number of ms', async () => {
+      const odd = { limit: 7, window: 1300 }
+      for (const algorithm of supported) {
+        const { limiter, clock, key } = limiterAt(1_700_000_000_123, { algorithm, ...odd })
+        const seen: number[] = []
+        for (let i = 0; i < 40; i++) {
+          clock.now += (i * 37) % 211
+          const d = await limiter.consume(key, { cost: 1 + (i % 3) })
+          seen.push(d.resetMs, d.delayMs)
+          if (Number.isFinite(d.retryAfterMs)) seen.push(d.retryAfterMs)
+        }
+        expect({ algorithm, fractions: seen.filter((ms) => !Number.isInteger(ms)) }).toEqual({
+          algorithm,
+          fractions: [],
+        })
+      }
+    })
+
     // ---- DESIGN.md, "Semantics, by example" -------------------------------------------------
 
     if (supported.includes('fixed-window')) {
