@@ -1,16 +1,7 @@
-import { createLimiter, type AlgorithmName } from '@sluice/core'
+import { ALGORITHMS, createLimiter } from '@sluice/core'
 
 // A clock stepped back (an NTP correction, a VM restored from a snapshot, an injected clock)
 // must not reopen windows already spent; one stepped forward is time that passed.
-const ALGORITHMS: AlgorithmName[] = [
-  'fixed-window',
-  'sliding-window',
-  'sliding-log',
-  'token-bucket',
-  'gcra',
-  'leaky-bucket',
-]
-
 describe.each(ALGORITHMS)('%s on the memory store', (algorithm) => {
   test('stepping back 1 s, then 2 s more, admits nothing beyond the limit', async () => {
     let now = 100_000
