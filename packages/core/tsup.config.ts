@@ -6,7 +6,7 @@ export default defineConfig([
     format: ['cjs', 'esm'],
     dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
     // Both builds run at once: leave the CLI's output alone.
-    clean: ['!cli.js', '!cli.js.map'],
+    clean: ['!cli.js', '!cli.js.map', '!rules-worker.js', '!rules-worker.js.map'],
     sourcemap: true,
     target: 'node20',
     // prometheusMetrics loads the optional prom-client with createRequire(__filename).
@@ -20,5 +20,14 @@ export default defineConfig([
     clean: false,
     sourcemap: true,
     target: 'node20',
+  },
+  {
+    // The rules reload worker (src/rules/reload-worker.ts): started by file name, so its own file.
+    entry: { 'rules-worker': 'src/rules/reload-worker.ts' },
+    format: ['cjs'],
+    clean: false,
+    sourcemap: true,
+    target: 'node20',
+    shims: true,
   },
 ])

@@ -1,12 +1,58 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { RulesError, watchRules, type RuleSet, type RulesWatcher } from '@sluice/core'
+import {
+  parseRules,
+  RulesError,
+  watchRules,
+  type DescriptorEntry,
+  type RuleSet,
+  type RulesWatcher,
+} from '@sluice/core'
 
 const rules = (perMinute: number, extra = '') =>
   `domain: api\ndescriptors:\n  - key: user\n    rate_limit: { unit: minute, requests_per_unit: ${perMinute} }\n${extra}`
 
 const limitOf = (set: RuleSet) => set.rules[0].policy?.limit
+
+/** Routes with a limit each and per-user limits nested under each route: `routes * 41` rules. */
+function routesFile(routes: number, usersPerRoute: number): string {
+  const lines = ['domain: api', 'descriptors:']
+  for (let r = 0; r < routes; r++) {
+    lines.push(
+      '  - key: route',
+      `    value: /r/${r}`,
+      `    rate_limit: { unit: minute, requests_per_unit: ${100 + r} }`,
+      '    descriptors:',
+    )
+    for (let u = 0; u < usersPerRoute; u++) {
+      lines.push(
+        '      - key: user',
+        `        value: u${u}`,
+        `        rate_limit: { unit: second, requests_per_unit: ${u + 1}, algorithm: token-bucket }`,
+      )
+    }
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** The longest the event loop went without running a 1 ms interval, until `stop()`. */
+function watchLoopGaps(): { stop(): number } {
+  let last = performance.now()
+  let worst = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    worst = Math.max(worst, now - last)
+    last = now
+  }, 1)
+  return {
+    stop() {
+      clearInterval(timer)
+      // The stretch since the last tick counts too: a block just before stop() shows only here.
+      return Math.max(worst, performance.now() - last)
+    },
+  }
+}
 
 /** Polls until `check` holds (short waits, bounded), so a test waits only as long as it must. */
 async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
@@ -132,5 +178,85 @@ describe('watchRules: hot reload from a real file', () => {
     writeFileSync(file, rules(6))
     expect(await watcher.reload()).toBe(false)
     expect(limitOf(watcher.rules)).toBe(5)
+  })
+
+  describe('a large file reloads off the event loop', () => {
+    const entries = (route: number, user: number): DescriptorEntry[] => [
+      ['route', `/r/${route}`],
+      ['user', `u${user}`],
+    ]
+
+    test('a 7 MB file (58,220 rules) never holds the event loop for 50 ms', async () => {
+      writeFileSync(file, rules(5))
+      watcher = watchRules(file, { logger, debounceMs: 10_000 })
+      const big = routesFile(1420, 40)
+      expect(big.length).toBeGreaterThan(7_000_000)
+      writeFileSync(file, big)
+      const gaps = watchLoopGaps()
+      const reloaded = await watcher.reload()
+      const worstGapMs = gaps.stop()
+      expect(reloaded).toBe(true)
+      expect(watcher.rules.rules).toHaveLength(1420 * 41)
+      expect(
+        watcher.rules.match(entries(1419, 39)).map((m) => [m.rule.name, m.policy.limit]),
+      ).toEqual([
+        ['api.route_/r/1419', 1519],
+        ['api.route_/r/1419.user_u39', 40],
+      ])
+      expect(worstGapMs).toBeLessThan(50)
+    }, 60_000)
+
+    test('compiled in slices, a nested file equals the one compiled at once', async () => {
+      // 3 levels, with a repeated bare key and slices that end inside a subtree.
+      const text = routesFile(30, 25).replace(
+        /^( {4}descriptors:)$/gm,
+        '    descriptors:\n      - key: plan\n        descriptors:\n          - key: user\n            rate_limit: { unit: hour, requests_per_unit: 9 }',
+      )
+      writeFileSync(file, rules(5))
+      watcher = watchRules(file, { logger, debounceMs: 10_000 })
+      writeFileSync(file, text)
+      expect(await watcher.reload()).toBe(true)
+      const atOnce = parseRules(text, { source: file })
+      expect(watcher.rules.rules).toEqual(atOnce.rules)
+      for (const probe of [
+        entries(0, 0),
+        entries(29, 24),
+        [
+          ['plan', 'pro'],
+          ['user', 'x'],
+        ] as DescriptorEntry[],
+        entries(7, 99),
+      ]) {
+        expect(watcher.rules.match(probe)).toEqual(atOnce.match(probe))
+      }
+    }, 60_000)
+
+    test('a large invalid file keeps the previous rules and names the line', async () => {
+      writeFileSync(file, rules(5))
+      watcher = watchRules(file, { logger, debounceMs: 10_000 })
+      const before = watcher.rules
+      const text = routesFile(300, 40).replace('requests_per_unit: 40,', 'requests_per_unit: -40,')
+      writeFileSync(file, text)
+      const gaps = watchLoopGaps()
+      expect(await watcher.reload()).toBe(false)
+      expect(gaps.stop()).toBeLessThan(50)
+      expect(watcher.rules).toBe(before)
+      const line = text.split('\n').findIndex((l) => l.includes('-40')) + 1
+      expect(warnings).toEqual([
+        `sluice: rules not reloaded, the previous rules stay in force:\n${file}:${line}: \`descriptors[0].descriptors[39].rate_limit.requests_per_unit\` must be a positive integer; got -40`,
+      ])
+    }, 60_000)
+
+    test('close() during a reload stops it; the previous rules stay', async () => {
+      writeFileSync(file, rules(5))
+      watcher = watchRules(file, { logger, debounceMs: 10_000 })
+      writeFileSync(file, routesFile(300, 40))
+      const reloading = watcher.reload()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      watcher.close()
+      expect(await reloading).toBe(false)
+      expect(limitOf(watcher.rules)).toBe(5)
+      expect(warnings).toEqual([])
+    })
   })
 })

@@ -1,10 +1,13 @@
-import { formatDuration } from '../duration'
-import { ConfigError } from '../errors'
+/**
+ * Owns the compiled form of a rules file: the rule tree a request's descriptor walks, built from
+ * flat descriptors in one go or in slices (createRuleSetBuilder), and the walk itself (match).
+ */
 import type { LimitOptions } from '../options'
-import { resolvePolicy } from '../options'
-import { METER_ALGORITHMS, type Policy } from '../policy'
-import type { DescriptorConfig, RulesDocument } from './schema'
-import { UNIT_MS } from './schema'
+import type { Policy } from '../policy'
+import { compileRule, type RuleContext } from './compile-rule'
+import { pathLabel, type Issue } from './issue'
+import { flattenDescriptors, type FlatDescriptor } from './flatten'
+import type { RulesDocument } from './schema'
 
 /**
  * One entry of a request's descriptor, e.g. `['route', '/login']` or `['user', req.user?.id]`.
@@ -62,11 +65,6 @@ export interface RuleSet {
   match(entries: readonly DescriptorEntry[]): MatchedRule[]
 }
 
-export interface Issue {
-  readonly path: (string | number)[]
-  readonly message: string
-}
-
 interface Node {
   readonly rule: Rule | undefined
   readonly children: Branches | undefined
@@ -80,150 +78,137 @@ function escapePart(part: string): string {
   return /[|=\\]/.test(part) ? part.replace(/[|=\\]/g, (c) => `\\${c}`) : part
 }
 
-export function pathLabel(path: readonly (string | number)[]): string {
-  let out = ''
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`
-    else out += out === '' ? part : `.${part}`
+/** A descriptor being compiled: its place in the tree and the children compiled so far. */
+interface Frame {
+  readonly path: (string | number)[]
+  readonly match: readonly { key: string; value?: string }[]
+  /** The Lyft-style name its children's names extend. */
+  readonly name: string
+  readonly branches: Branches
+  /** Identities of the children seen so far (`key: k, value: v`), to report twins. */
+  readonly seen: Map<string, string>
+  children: number
+  /** A repeated descriptor: reported once; it and its children are left out. */
+  readonly skipped: boolean
+  readonly own?: {
+    readonly descriptor: FlatDescriptor['descriptor']
+    readonly rule: Rule | undefined
   }
-  return out
 }
 
-/** Compiles a schema-valid document, reporting what the schema cannot see (issues, not throws). */
-export function compileRules(document: RulesDocument, source: string, issues: Issue[]): RuleSet {
+/** Builds a RuleSet from flat descriptors fed in file order, in as many slices as wanted. */
+export interface RuleSetBuilder {
+  add(records: readonly FlatDescriptor[]): void
+  /** The compiled set; call once, after the last `add`, and only when `issues` stayed empty. */
+  finish(): RuleSet
+}
+
+/**
+ * Compiles schema-valid descriptors, reporting what the schema cannot see into `issues` (never
+ * throws for them). The tree is kept as a stack of open descriptors, so the records may arrive in
+ * slices: a reload compiles a large file a few hundred descriptors per event-loop turn.
+ */
+export function createRuleSetBuilder(
+  domain: string,
+  source: string,
+  issues: Issue[],
+): RuleSetBuilder {
   const rules: Rule[] = []
-  const names = new Map<string, string>()
-
-  function compileLevel(
-    descriptors: readonly DescriptorConfig[],
-    parentPath: (string | number)[],
-    parentMatch: readonly { key: string; value?: string }[],
-    parentName: string,
-  ): Branches {
-    const branches: Branches = new Map()
-    const seen = new Map<string, string>()
-    descriptors.forEach((descriptor, index) => {
-      const path = [...parentPath, 'descriptors', index]
-      const here = pathLabel(path)
-      const { key, value } = descriptor
-      const identity = value === undefined ? `key: ${key}` : `key: ${key}, value: ${value}`
-      const twin = seen.get(identity)
-      if (twin !== undefined) {
-        issues.push({ path, message: `\`${here}\` repeats \`${identity}\` of \`${twin}\`` })
-        return
-      }
-      seen.set(identity, here)
-      const match = [...parentMatch, value === undefined ? { key } : { key, value }]
-      const derived = `${parentName}.${value === undefined ? key : `${key}_${value}`}`
-      const rule = compileRule(descriptor, path, match, derived)
-      const children =
-        descriptor.descriptors === undefined || descriptor.descriptors.length === 0
-          ? undefined
-          : compileLevel(descriptor.descriptors, path, match, derived)
-      if (
-        descriptor.rate_limit === undefined &&
-        descriptor.unlimited !== true &&
-        children === undefined
-      ) {
-        issues.push({
-          path,
-          message: `\`${here}\` needs a \`rate_limit\`, \`unlimited: true\` or nested \`descriptors\``,
-        })
-      }
-      let branch = branches.get(key)
-      if (branch === undefined) {
-        branch = { values: new Map(), any: undefined }
-        branches.set(key, branch)
-      }
-      const node: Node = Object.freeze({ rule, children })
-      if (value === undefined) branch.any = node
-      else branch.values.set(value, node)
-    })
-    return branches
+  const context: RuleContext = { issues, names: new Map() }
+  const root: Frame = {
+    path: [],
+    match: [],
+    name: domain,
+    branches: new Map(),
+    seen: new Map(),
+    children: 0,
+    skipped: false,
   }
+  const stack: Frame[] = [root]
 
-  function compileRule(
-    descriptor: DescriptorConfig,
-    path: (string | number)[],
-    match: readonly { key: string; value?: string }[],
-    derivedName: string,
-  ): Rule | undefined {
+  function open({ depth, descriptor }: FlatDescriptor): void {
+    while (stack.length > depth + 1) close()
+    const parent = stack[stack.length - 1]
+    const path = [...parent.path, 'descriptors', parent.children++]
+    const skippedFrame = { ...root, path, branches: new Map(), seen: new Map(), skipped: true }
+    if (parent.skipped) {
+      stack.push(skippedFrame)
+      return
+    }
     const here = pathLabel(path)
-    const { rate_limit: rateLimit, unlimited = false, shadow_mode: shadow = false } = descriptor
-    if (rateLimit !== undefined && unlimited) {
-      issues.push({
-        path: [...path, 'unlimited'],
-        message: `\`${here}\` has both \`rate_limit\` and \`unlimited: true\`; keep one`,
-      })
-      return undefined
+    const { key, value } = descriptor
+    const identity = value === undefined ? `key: ${key}` : `key: ${key}, value: ${value}`
+    const twin = parent.seen.get(identity)
+    if (twin !== undefined) {
+      issues.push({ path, message: `\`${here}\` repeats \`${identity}\` of \`${twin}\`` })
+      stack.push(skippedFrame)
+      return
     }
-    if (shadow && rateLimit === undefined) {
-      issues.push({
-        path: [...path, 'shadow_mode'],
-        message: `\`${here}.shadow_mode\` needs a \`rate_limit\` on the same descriptor`,
-      })
-    }
-    if (descriptor.name !== undefined && rateLimit === undefined && !unlimited) {
-      issues.push({
-        path: [...path, 'name'],
-        message: `\`${here}.name\` needs a \`rate_limit\` or \`unlimited: true\` on the same descriptor`,
-      })
-    }
-    if (rateLimit === undefined && !unlimited) return undefined
-    const name = descriptor.name ?? derivedName
-    const previous = names.get(name)
-    if (previous !== undefined) {
-      issues.push({
-        path: [...path, 'name'],
-        message: `\`${here}\` is named ${JSON.stringify(name)}, as \`${previous}\` already is; rule names must be unique`,
-      })
-    }
-    names.set(name, here)
-    let limit: LimitOptions | undefined
-    let policy: Policy | undefined
-    if (rateLimit !== undefined) {
-      const algorithm = rateLimit.algorithm ?? 'sliding-window'
-      if (rateLimit.burst !== undefined && !METER_ALGORITHMS.has(algorithm)) {
-        issues.push({
-          path: [...path, 'rate_limit', 'burst'],
-          message: `\`${here}.rate_limit.burst\` must be unset for '${algorithm}' (burst applies to token-bucket, leaky-bucket and gcra); got ${rateLimit.burst}`,
-        })
-        return undefined
-      }
-      limit = Object.freeze({
-        algorithm,
-        limit: rateLimit.requests_per_unit,
-        window: formatDuration(UNIT_MS[rateLimit.unit]),
-        ...(rateLimit.burst === undefined ? {} : { burst: rateLimit.burst }),
-        name,
-      })
-      try {
-        policy = resolvePolicy(limit, `${here}.rate_limit.`)
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error
-        // resolvePolicy names its own options; say them as the file does.
-        issues.push({
-          path: [...path, 'rate_limit', 'requests_per_unit'],
-          message: error.message.replace('rate_limit.limit`', 'rate_limit.requests_per_unit`'),
-        })
-        return undefined
-      }
-    }
-    const rule: Rule = Object.freeze({
+    parent.seen.set(identity, here)
+    const match = [...parent.match, value === undefined ? { key } : { key, value }]
+    const name = `${parent.name}.${value === undefined ? key : `${key}_${value}`}`
+    const rule = compileRule(descriptor, path, match, name, context)
+    if (rule !== undefined) rules.push(rule)
+    stack.push({
+      path,
+      match,
       name,
-      path: here,
-      match: Object.freeze(match.map((entry) => Object.freeze({ ...entry }))),
-      unlimited,
-      shadow,
-      limit,
-      policy,
+      branches: new Map(),
+      seen: new Map(),
+      children: 0,
+      skipped: false,
+      own: { descriptor, rule },
     })
-    rules.push(rule)
-    return rule
   }
 
-  const root = compileLevel(document.descriptors, [], [], document.domain)
-  const domainKey = escapePart(document.domain)
+  /** Ends the innermost open descriptor: all its children are in, so its node can be built. */
+  function close(): void {
+    const frame = stack.pop() as Frame
+    if (frame.skipped || frame.own === undefined) return
+    const { descriptor, rule } = frame.own
+    if (
+      descriptor.rate_limit === undefined &&
+      descriptor.unlimited !== true &&
+      !descriptor.hasChildren
+    ) {
+      issues.push({
+        path: frame.path,
+        message: `\`${pathLabel(frame.path)}\` needs a \`rate_limit\`, \`unlimited: true\` or nested \`descriptors\``,
+      })
+    }
+    const parent = stack[stack.length - 1]
+    let branch = parent.branches.get(descriptor.key)
+    if (branch === undefined) {
+      branch = { values: new Map(), any: undefined }
+      parent.branches.set(descriptor.key, branch)
+    }
+    const children = frame.branches.size === 0 ? undefined : frame.branches
+    const node: Node = Object.freeze({ rule, children })
+    if (descriptor.value === undefined) branch.any = node
+    else branch.values.set(descriptor.value, node)
+  }
+
+  return {
+    add(records) {
+      for (const record of records) open(record)
+    },
+    finish() {
+      while (stack.length > 1) close()
+      return matcher(domain, source, rules, root.branches)
+    },
+  }
+}
+
+/** Compiles a whole schema-valid document at once (see createRuleSetBuilder). */
+export function compileRules(document: RulesDocument, source: string, issues: Issue[]): RuleSet {
+  const builder = createRuleSetBuilder(document.domain, source, issues)
+  builder.add(flattenDescriptors(document.descriptors))
+  return builder.finish()
+}
+
+/** The RuleSet over a compiled tree: Lyft's walk, described on `RuleSet.match`. */
+function matcher(domain: string, source: string, rules: readonly Rule[], root: Branches): RuleSet {
+  const domainKey = escapePart(domain)
 
   function match(entries: readonly DescriptorEntry[]): MatchedRule[] {
     const matched: MatchedRule[] = []
@@ -252,9 +237,11 @@ export function compileRules(document: RulesDocument, source: string, issues: Is
   }
 
   return Object.freeze({
-    domain: document.domain,
+    domain,
     source,
     rules: Object.freeze(rules),
     match,
   })
 }
+
+export { pathLabel, type Issue } from './issue'

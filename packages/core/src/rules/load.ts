@@ -74,17 +74,25 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): Issue {
   return { path, message: `${subject} must be ${issue.message}; got ${describeValue(value)}` }
 }
 
+/** A document that passed every check, and its compiled rules. */
+interface Checked {
+  readonly document: RulesDocument
+  readonly rules: RuleSet
+}
+
 /** Validates and compiles a parsed document; every problem is collected before throwing. */
 function build(
   input: unknown,
   source: string,
   lineOfIssue: (issue: Issue, unknownKey?: string) => number | undefined,
-): RuleSet {
+): Checked {
   const parsed = rulesSchema().safeParse(input)
   let issues: Issue[]
   let unknownKeys: (string | undefined)[] = []
   let rules: RuleSet | undefined
+  let document: RulesDocument | undefined
   if (parsed.success) {
+    document = parsed.data
     issues = []
     rules = compileRules(parsed.data, source, issues)
   } else {
@@ -101,7 +109,7 @@ function build(
       issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined,
     )
   }
-  if (issues.length > 0 || rules === undefined) {
+  if (issues.length > 0 || rules === undefined || document === undefined) {
     const found: RulesIssue[] = issues.map((issue, i) => ({
       path: pathLabel(issue.path),
       line: lineOfIssue(issue, unknownKeys[i]),
@@ -111,12 +119,16 @@ function build(
     found.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity))
     throw new RulesError(source, found)
   }
-  return rules
+  return { document, rules }
 }
 
 /** Parses YAML (or JSON, which YAML 1.2 reads as well) and compiles it; throws a RulesError. */
 export function parseRules(text: string, options: LoadRulesOptions = {}): RuleSet {
-  const source = options.source ?? OBJECT_SOURCE
+  return checkRulesText(text, options.source ?? OBJECT_SOURCE).rules
+}
+
+/** parseRules, keeping the validated document too (a reload worker sends it on). */
+export function checkRulesText(text: string, source: string): Checked {
   const lines = new LineCounter()
   const document = parseDocument(text, { lineCounter: lines, prettyErrors: false })
   if (document.errors.length > 0) {
@@ -165,5 +177,5 @@ export function loadRules(
     const source = options.source ?? fileOrObject
     return parseRules(readRulesText(fileOrObject, source), { source })
   }
-  return build(fileOrObject, options.source ?? OBJECT_SOURCE, () => undefined)
+  return build(fileOrObject, options.source ?? OBJECT_SOURCE, () => undefined).rules
 }

@@ -1,10 +1,11 @@
 import { watch, type FSWatcher } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import { checkPositiveInteger } from '../options'
 import { invalidOption } from '../errors'
 import type { RuleSet } from './compile'
 import { parseRules, readRulesText } from './load'
+import { reloadOffThread } from './reload-off-thread'
+import { digestOf } from './reload-protocol'
 
 /** Where reload news goes; `console` fits. */
 export interface RulesLogger {
@@ -60,50 +61,76 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
   }
   const debounceMs = checkPositiveInteger(options.debounceMs ?? 100, 'debounceMs')
   const path = resolve(file)
-  // The last text read: an event that changed nothing (or repeated an invalid text) is ignored.
-  let lastText = readRulesText(file)
-  let rules = parseRules(lastText, { source: file })
-  // Each read takes a ticket; only the newest read may apply, so a slow early read never wins.
-  let ticket = 0
+  // The digest of the text in force: an event that changed nothing (or repeated an invalid text)
+  // is ignored.
+  const text = readRulesText(file)
+  let lastDigest = digestOf(text)
+  let rules = parseRules(text, { source: file })
+  // One read at a time, so a slow early read never wins; a request during a read is served by
+  // one more read after it (later requests join that one).
+  let reading: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+  const stopReading = new AbortController()
   let timer: NodeJS.Timeout | undefined
   let closed = false
 
+  function read(): Promise<void> {
+    if (queued !== undefined) return queued
+    if (reading === undefined) {
+      reading = readOnce().finally(() => (reading = undefined))
+      return reading
+    }
+    queued = reading.then(() => {
+      queued = undefined
+      return read()
+    })
+    return queued
+  }
+
   async function reload(): Promise<boolean> {
-    const mine = ++ticket
-    let text: string
-    try {
-      text = await readFile(path, 'utf8')
-    } catch (error) {
-      if (mine === ticket && !closed) {
-        const reason = (error as NodeJS.ErrnoException).code ?? String(error)
-        logger.warn(
-          `sluice: cannot read rules ${file} (${reason}); the previous rules stay in force`,
-        )
-      }
-      return false
-    }
-    if (mine !== ticket || closed || text === lastText) return false
-    lastText = text
-    let next: RuleSet
-    try {
-      next = parseRules(text, { source: file })
-    } catch (error) {
+    const before = rules
+    await read()
+    return rules !== before
+  }
+
+  async function readOnce(): Promise<void> {
+    const outcome = await reloadOffThread(
+      { file: path, source: file, lastDigest },
+      (message) => logger.warn(message),
+      stopReading.signal,
+    ).catch((error: unknown) => ({ kind: 'failed' as const, error }))
+    if (closed) return
+    if (outcome.kind === 'failed') {
       logger.warn(
-        `sluice: rules not reloaded, the previous rules stay in force:\n${(error as Error).message}`,
+        `sluice: rules reload failed, the previous rules stay in force: ${String(outcome.error)}`,
       )
-      return false
+      return
     }
+    if (outcome.kind === 'unreadable') {
+      logger.warn(
+        `sluice: cannot read rules ${file} (${outcome.reason}); the previous rules stay in force`,
+      )
+      return
+    }
+    if (outcome.kind === 'unchanged') return
+    if (outcome.kind === 'invalid') {
+      lastDigest = outcome.digest
+      logger.warn(
+        `sluice: rules not reloaded, the previous rules stay in force:\n${outcome.error.message}`,
+      )
+      return
+    }
+    lastDigest = outcome.digest
     const previous = rules
-    rules = next
-    logger.info?.(`sluice: rules reloaded from ${file} (${next.rules.length} rules)`)
+    rules = outcome.rules
+    logger.info?.(`sluice: rules reloaded from ${file} (${rules.rules.length} rules)`)
     if (onChange !== undefined) {
       try {
-        onChange(next, previous)
+        onChange(rules, previous)
       } catch (error) {
         logger.warn(`sluice: the rules onChange callback threw: ${String(error)}`)
       }
     }
-    return true
   }
 
   function schedule(): void {
@@ -111,7 +138,7 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
     if (timer !== undefined) clearTimeout(timer)
     timer = setTimeout(() => {
       timer = undefined
-      void reload()
+      void read()
     }, debounceMs)
     timer.unref()
   }
@@ -136,6 +163,7 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
     close() {
       closed = true
       if (timer !== undefined) clearTimeout(timer)
+      stopReading.abort()
       watcher?.close()
       watcher = undefined
     },
