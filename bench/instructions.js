@@ -28,12 +28,37 @@ const REQUESTS = {
   express: envCount('BENCH_INSTR_REQUESTS', 5000),
 }
 const PARALLEL = envCount('BENCH_INSTR_PARALLEL', 2)
-const FRAMEWORKS = ['fastify', 'koa', 'express']
-const VARIANTS = ['none', 'floor', 'sluice-memory', 'peer-memory']
+const ALL_FRAMEWORKS = ['fastify', 'koa', 'express']
+/** Admitting (a limit no run reaches) and rejecting (every request after the first gets 429). */
+const ALL_VARIANTS = [
+  'none',
+  'floor',
+  'sluice-memory',
+  'peer-memory',
+  'sluice-memory-reject',
+  'peer-memory-reject',
+]
+/**
+ * BENCH_INSTR_ONLY="fastify:sluice-memory,sluice-memory-reject" counts those alone and prints
+ * them, leaving the result file as it is (for a quick look at one change).
+ */
+const ONLY = parseOnly(process.env.BENCH_INSTR_ONLY)
+const FRAMEWORKS = ONLY ? ONLY.frameworks : ALL_FRAMEWORKS
+const VARIANTS = ONLY ? ONLY.variants : ALL_VARIANTS
 const LABELS = {
   none: 'no limiter',
   floor: 'three headers only (floor)',
   'sluice-memory': 'Sluice memory',
+  'sluice-memory-reject': 'Sluice memory, rejecting (429)',
+}
+
+function parseOnly(value) {
+  if (value === undefined || value === '') return undefined
+  const [frameworks, variants] = value.split(':')
+  return {
+    frameworks: frameworks.split(',').filter((f) => ALL_FRAMEWORKS.includes(f)),
+    variants: variants.split(',').filter((v) => ALL_VARIANTS.includes(v)),
+  }
 }
 const PEERS = {
   express: 'express-rate-limit',
@@ -183,6 +208,7 @@ async function main() {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
+  if (ONLY) return
 
   const frameworks = {}
   const sections = []
@@ -192,7 +218,9 @@ async function main() {
     const base = median(runs('none'))
     const rows = VARIANTS.map((variant) => ({
       variant,
-      label: variant === 'peer-memory' ? PEERS[framework] : LABELS[variant],
+      label: variant.startsWith('peer')
+        ? `${PEERS[framework]}${variant.endsWith('-reject') ? ', rejecting (429)' : ''}`
+        : LABELS[variant],
       instructions: median(runs(variant)),
       runs: runs(variant),
       ratio: median(runs(variant)) / base,
@@ -209,7 +237,10 @@ async function main() {
         `Sluice's memory store adds ${added('sluice-memory')} to the instructions the no-limiter ` +
         `server runs per request outside V8's compiler and garbage collector, ` +
         `${PEERS[framework]} ${added('peer-memory')}; the three headers alone ` +
-        `${added('floor')}.\n\n` +
+        `${added('floor')}. Rejecting every request with 429, Sluice runs ` +
+        `${(row('sluice-memory-reject').instructions / row('sluice-memory').instructions).toFixed(2)}x ` +
+        `the instructions of its admitting path, ${PEERS[framework]} ` +
+        `${(row('peer-memory-reject').instructions / row('peer-memory').instructions).toFixed(2)}x.\n\n` +
         table(
           [
             'variant',

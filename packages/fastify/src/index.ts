@@ -247,13 +247,19 @@ function createHook(
       onExceeding?.(request, verdict.key)
       return
     }
-    if (verdict.reason === 'limited' || verdict.reason === 'banned')
-      onExceeded?.(request, verdict.key)
     if (verdict.reason === 'limited' && handler !== undefined) {
+      onExceeded?.(request, verdict.key)
       await handler(request, reply, verdict.decision!)
       return reply
     }
-    throw rejection(request, verdict, errorResponseBuilder)
+    throw refuse(request, verdict)
+  }
+
+  /** What a rejection hands Fastify's error handling (after onExceeded). */
+  function refuse(request: FastifyRequest, verdict: RejectVerdict): object {
+    if (verdict.reason === 'limited' || verdict.reason === 'banned')
+      onExceeded?.(request, verdict.key)
+    return rejection(request, verdict, errorResponseBuilder)
   }
 
   // Store failures reject here and reach Fastify's error handling: a 500 unless handled.
@@ -306,14 +312,23 @@ function createHook(
       done()
       return undefined
     }
-    if (verdict.action !== 'allow') return apply(request, reply, verdict)
     try {
-      admit(request, reply, verdict)
+      if (verdict.action === 'allow') {
+        admit(request, reply, verdict)
+        done()
+        return undefined
+      }
+      if (verdict.reason === 'limited' && handler !== undefined)
+        return apply(request, reply, verdict)
+      // Through `done`, not a rejected promise: the same error handling for a fraction of the
+      // work (a promise rejected before Fastify sees it goes through Node's rejection tracking).
+      request.rateLimit = verdict.decision
+      for (const [name, value] of verdict.headers) reply.header(name, value)
+      done(refuse(request, verdict))
+      return undefined
     } catch (error) {
       return Promise.reject(error)
     }
-    done()
-    return undefined
   }
 }
 

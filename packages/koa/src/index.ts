@@ -10,6 +10,7 @@ import {
   type HttpVerdict,
   type LegacyHeaderNames,
   type ProxyTrust,
+  type RejectVerdict,
   type RequestList,
   isPromise,
 } from '@sluice/core'
@@ -177,6 +178,12 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
           for (const [name, value] of verdict.headers) ctx.set(name, value)
           return Promise.resolve(next())
         }
+        // A rejection decided at once is answered at once, without apply's async frame.
+        if (!throws && !(verdict.reason === 'limited' && handler !== undefined)) {
+          ctx.state.rateLimit = verdict.decision
+          refuse(ctx, verdict)
+          return Promise.resolve()
+        }
       }
     } catch (error) {
       return Promise.reject(error)
@@ -203,6 +210,11 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
       const message = typeof body?.message === 'string' ? body.message : JSON.stringify(body)
       ctx.throw(verdict.status, message, { headers: Object.fromEntries(verdict.headers) })
     }
+    refuse(ctx, verdict)
+  }
+
+  /** Answers a rejection: its headers, status and JSON body. */
+  function refuse(ctx: Context, verdict: RejectVerdict): void {
     for (const [name, value] of verdict.headers) ctx.set(name, value)
     ctx.status = verdict.status
     ctx.body = verdict.body
