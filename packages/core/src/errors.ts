@@ -61,3 +61,18 @@ export function describeValue(value: unknown): string {
 export function invalidOption(option: string, value: unknown, expected: string): never {
   throw new ConfigError(`\`${option}\` must be ${expected}; got ${describeValue(value)}`)
 }
+
+/**
+ * Builds an error without capturing a stack. For errors raised from a timer, or wrapping a
+ * cause that has its own stack: when a hung store's calls fail by the thousand, a stack each
+ * is a tenth of the CPU, and every answer waits for it.
+ */
+export function withoutStack<E extends Error>(make: () => E): E {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return make()
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}

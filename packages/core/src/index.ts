@@ -61,7 +61,7 @@ export type {
   ResponseTimes,
 } from './http/headers'
 export { createHttpLimiter, checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
-export { invalidOption } from './errors'
+export { invalidOption, withoutStack } from './errors'
 export type {
   HttpLimitOptions,
   HttpLimiter,

@@ -2,6 +2,7 @@ import {
   ConfigError,
   StoreError,
   invalidOption,
+  withoutStack,
   type Policy,
   type PolicyOutcome,
   type Store,
@@ -677,5 +678,8 @@ function foreignItem(name: string): Error {
 function storeError(operation: string, error: unknown): Error {
   if (error instanceof StoreError || error instanceof ConfigError) return error
   const reason = error instanceof Error ? error.message : String(error)
-  return new StoreError(`MemcachedStore ${operation} failed: ${reason}`, { cause: error })
+  // The cause keeps memjs's stack; a hung server fails thousands of calls at once.
+  return withoutStack(
+    () => new StoreError(`MemcachedStore ${operation} failed: ${reason}`, { cause: error }),
+  )
 }

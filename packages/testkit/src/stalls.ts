@@ -17,3 +17,23 @@ export function watchStalls(): { stop(): number } {
     },
   }
 }
+
+/**
+ * Makes `count` calls, `perBatch` at a time with `gapMs` between batches (all at once by
+ * default), and resolves with each one's latency in ms, from its own start to its answer.
+ */
+export async function latenciesOf(
+  count: number,
+  call: (index: number) => Promise<unknown>,
+  pacing: { perBatch: number; gapMs: number } = { perBatch: count, gapMs: 0 },
+): Promise<number[]> {
+  const answers: Promise<number>[] = []
+  for (let index = 0; index < count; index++) {
+    if (index > 0 && index % pacing.perBatch === 0) {
+      await new Promise((resolve) => setTimeout(resolve, pacing.gapMs))
+    }
+    const start = performance.now()
+    answers.push(call(index).then(() => performance.now() - start))
+  }
+  return Promise.all(answers)
+}

@@ -1,5 +1,5 @@
 // One store call under its limiter's guard: the timeout, the store's breaker and in-flight bound.
-import { StoreError } from '../errors'
+import { StoreError, withoutStack } from '../errors'
 import type { Store } from '../store/types'
 import { deadlinesFor, type DeadlineQueue } from './deadlines'
 import { healthOf, type StoreHealth, type StoreHealthSettings, type StoreLogger } from './health'
@@ -26,7 +26,9 @@ export function guardFor(
 
 /** A store failure as a StoreError (wrapped, with the original as `cause`, unless it is one). */
 export function toStoreError(error: unknown): StoreError {
-  return error instanceof StoreError ? error : new StoreError('store call failed', { cause: error })
+  return error instanceof StoreError
+    ? error
+    : withoutStack(() => new StoreError('store call failed', { cause: error }))
 }
 
 /**

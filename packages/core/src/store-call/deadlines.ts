@@ -1,5 +1,5 @@
 // Store-call deadlines: one FIFO and one timer per timeoutMs for every call in flight.
-import { StoreError } from '../errors'
+import { StoreError, withoutStack } from '../errors'
 
 /** A store call in flight: when it must have settled, and how to fail it if it has not. */
 export interface PendingCall {
@@ -78,15 +78,21 @@ export class DeadlineQueue {
         const reject = call.reject
         call.settled = true
         call.reject = ignore
-        reject(
-          new StoreError(`store call took longer than timeoutMs (${this.timeoutMs} ms)`, {
-            code: 'ERR_SLUICE_STORE_TIMEOUT',
-          }),
-        )
+        reject(this.timeoutError())
       }
       this.calls[this.head++] = PASSED
     }
     this.trim()
+  }
+
+  /** Raised from this timer, a stack would only show the timer (see withoutStack). */
+  private timeoutError(): StoreError {
+    return withoutStack(
+      () =>
+        new StoreError(`store call took longer than timeoutMs (${this.timeoutMs} ms)`, {
+          code: 'ERR_SLUICE_STORE_TIMEOUT',
+        }),
+    )
   }
 }
 

@@ -1,5 +1,11 @@
 // A shared store's health, one per store: circuit breaker, bound on calls in flight, outage log.
-import { ConfigError, invalidOption, StoreError, type StoreErrorCode } from '../errors'
+import {
+  ConfigError,
+  invalidOption,
+  StoreError,
+  withoutStack,
+  type StoreErrorCode,
+} from '../errors'
 
 /** Receives the outage lines (one when a store starts failing, one when it recovers). */
 export interface StoreLogger {
@@ -78,7 +84,8 @@ function sameSettings(a: StoreHealthSettings, b: StoreHealthSettings): boolean {
 }
 
 function unavailable(message: string, code: StoreErrorCode): StoreError {
-  return new StoreError(message, { code })
+  // Answered at once for every request while the breaker is open: no stack each.
+  return withoutStack(() => new StoreError(message, { code }))
 }
 
 /**
