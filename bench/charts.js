@@ -334,6 +334,16 @@ const variantColor = (variant) =>
       ? COLORS.peer
       : COLORS.neutral
 
+/** A 429's instructions beside an admitted request's, Sluice's and the peer's (older files: none). */
+function rejecting(f) {
+  const row = (variant) => f.rows.find((r) => r.variant === variant)
+  if (row('sluice-memory-reject') === undefined || row('peer-memory-reject') === undefined)
+    return '.'
+  const ratio = (who) =>
+    (row(`${who}-memory-reject`).instructions / row(`${who}-memory`).instructions).toFixed(2)
+  return `; a 429 costs ${ratio('sluice')}x an admitted request's instructions (${f.peer}: ${ratio('peer')}x).`
+}
+
 /**
  * What the HTTP chart cannot show: http.json keeps medians only, no per-round spread, so a
  * limiter's bar past its no-limiter line is the shared machine's noise; say so, naming them.
@@ -433,12 +443,13 @@ const charts = {
       title: 'Instructions per HTTP request, x the server without a limiter (lower is better)',
       subtitle: measured(
         record,
-        `bar: median of ${rounds} rounds; whisker: lowest to highest round, each round against its own no-limiter run; outside V8's compiler and garbage collector`,
+        `bar: median of ${rounds} round${rounds === 1 ? '' : 's'}; whisker: lowest to highest round, each round against its own no-limiter run; outside V8's compiler and garbage collector`,
       ),
       legendEntries: [
         { color: COLORS.neutral, label: 'no limiter, headers only' },
         { color: COLORS.sluice, label: 'Sluice' },
         { color: COLORS.peer, label: "the framework's popular limiter" },
+        { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
       ],
       panelOf(name, f) {
         const none = f.rows.find((r) => r.variant === 'none')
@@ -456,7 +467,13 @@ const charts = {
               label: r.label,
               value: whisker ? `${times(r.ratio)} (rounds ${span(whisker)})` : times(r.ratio),
               whisker,
-              segments: [{ value: r.ratio, color: variantColor(r.variant) }],
+              segments: [
+                {
+                  value: r.ratio,
+                  color: variantColor(r.variant),
+                  faint: r.variant.endsWith('-reject'),
+                },
+              ],
             }
           }),
           marks: [{ value: 1, label: 'no limiter' }],
@@ -812,7 +829,8 @@ const summaries = {
         `- ${capital(name)}: Sluice memory adds ${added('sluice-memory')} to the no-limiter ` +
           `server's instructions per request outside V8's compiler and garbage collector ` +
           `(${f.peer}: ${added('peer-memory')}; a middleware that only sets the three headers: ` +
-          `${added('floor')}).`,
+          `${added('floor')})` +
+          rejecting(f),
       )
     }
     return lines.join('\n')

@@ -21,25 +21,16 @@ const {
   stopChild,
   cpuMicros,
   envCount,
+  HTTP_FRAMEWORKS,
+  HTTP_VARIANTS,
 } = require('./lib')
 
 const SECONDS = envCount('BENCH_HTTP_SECONDS', 2)
 const TRIES = envCount('BENCH_HTTP_TRIES', 3)
 const ROUNDS = envCount('BENCH_HTTP_ROUNDS', 3)
 const CONNECTIONS = envCount('BENCH_HTTP_CONNECTIONS', 50)
-const ALL_FRAMEWORKS = ['fastify', 'koa', 'express']
-const ALL_VARIANTS = [
-  'none',
-  'floor',
-  'sluice-memory',
-  'peer-memory',
-  'sluice-redis',
-  'peer-redis',
-  'sluice-memory-reject',
-  'peer-memory-reject',
-  'sluice-redis-reject',
-  'peer-redis-reject',
-]
+const ALL_FRAMEWORKS = HTTP_FRAMEWORKS
+const ALL_VARIANTS = HTTP_VARIANTS
 /** The subset an environment variable names (all when unset), in the canonical order. */
 function pick(all, env, always) {
   const names = process.env[env]

@@ -12,7 +12,16 @@ const { execFile, execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { envCount, median, startChild, stopChild, table, writeResult } = require('./lib')
+const {
+  envCount,
+  HTTP_FRAMEWORKS,
+  HTTP_VARIANTS,
+  median,
+  startChild,
+  stopChild,
+  table,
+  writeResult,
+} = require('./lib')
 
 const ROUNDS = envCount('BENCH_INSTR_ROUNDS', 3)
 /**
@@ -28,16 +37,9 @@ const REQUESTS = {
   express: envCount('BENCH_INSTR_REQUESTS', 5000),
 }
 const PARALLEL = envCount('BENCH_INSTR_PARALLEL', 2)
-const ALL_FRAMEWORKS = ['fastify', 'koa', 'express']
+const ALL_FRAMEWORKS = HTTP_FRAMEWORKS
 /** Admitting (a limit no run reaches) and rejecting (every request after the first gets 429). */
-const ALL_VARIANTS = [
-  'none',
-  'floor',
-  'sluice-memory',
-  'peer-memory',
-  'sluice-memory-reject',
-  'peer-memory-reject',
-]
+const ALL_VARIANTS = HTTP_VARIANTS.filter((variant) => !variant.includes('redis'))
 /**
  * BENCH_INSTR_ONLY="fastify:sluice-memory,sluice-memory-reject" counts those alone and prints
  * them, leaving the result file as it is (for a quick look at one change).

@@ -228,7 +228,24 @@ function stopChild(child, signal = 'SIGTERM') {
   })
 }
 
+/** The frameworks and variants bench/http/server.js serves (see its header), in report order. */
+const HTTP_FRAMEWORKS = ['fastify', 'koa', 'express']
+const HTTP_VARIANTS = [
+  'none',
+  'floor',
+  'sluice-memory',
+  'peer-memory',
+  'sluice-redis',
+  'peer-redis',
+  'sluice-memory-reject',
+  'peer-memory-reject',
+  'sluice-redis-reject',
+  'peer-redis-reject',
+]
+
 module.exports = {
+  HTTP_FRAMEWORKS,
+  HTTP_VARIANTS,
   startChild,
   stopChild,
   envCount,
