@@ -1,28 +1,25 @@
 import { turnClock, type Clock } from '../clock'
 import {
   abortReason,
-  badArgument,
   boundedStoreCall,
   checkCost,
   checkMs,
   checkStore,
-  combineOutcomes,
-  degradedDecision,
   describeMode,
-  toStoreError,
 } from '../create-limiter'
 import { protectStore } from '../store-call/guard'
 import type { BreakerOptions } from '../store-call/health'
 import type { Decision } from '../decision'
 import { invalidOption, StoreError } from '../errors'
-import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
+import { createDecisionReporter, type DecisionHook } from '../events'
 import { checkKnownOptions } from '../options'
-import type { Policy, PolicyOutcome } from '../policy'
+import type { PolicyOutcome } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store, StoreRequest } from '../store/types'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
 import { loadRules } from './load'
 import type { RulesDocument } from './schema'
+import { createRulesDecider } from './decide'
 import { watchRules, type RulesLogger, type RulesWatcher } from './watch'
 
 /**
@@ -152,24 +149,6 @@ export function resolveRules(
   return { current: () => set, close: () => {} }
 }
 
-function checkEntries(entries: unknown): readonly DescriptorEntry[] {
-  if (!Array.isArray(entries)) {
-    badArgument('descriptors', entries, "an array of [key, value] entries, e.g. [['route', '/']]")
-  }
-  for (const entry of entries as unknown[]) {
-    if (
-      !Array.isArray(entry) ||
-      typeof entry[0] !== 'string' ||
-      (entry[1] !== undefined && typeof entry[1] !== 'string')
-    ) {
-      badArgument('descriptors[]', entry, 'a [key, value] pair of strings (value may be undefined)')
-    }
-  }
-  return entries as readonly DescriptorEntry[]
-}
-
-const NO_MATCHES: readonly MatchedRule[] = Object.freeze([])
-
 /**
  * A limiter over a rule set: each request's matched rules are enforced together in ONE store
  * call (group key = the domain, `keys[i]` = each rule's state key), all-or-nothing. Shadow rules
@@ -222,197 +201,14 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
     )
   }
 
-  /**
-   * One event per rule of one store call. `outcomes[i]` is what `called[i]` decided; the
-   * per-rule view is combineOutcomes' (a rule that would have admitted a request another
-   * rejected reports what it has left without it, since the call took nothing).
-   */
-  function reportCall(
-    called: readonly MatchedRule[],
-    outcomes: readonly PolicyOutcome[],
-    cost: number,
-    at: number,
-    storeLatencyMs: number,
-  ): void {
-    const policies = called.map((m) => m.policy)
-    const view = combineOutcomes(policies, policies, outcomes, cost, at).policies
-    for (let i = 0; i < called.length; i++) {
-      const m = called[i]
-      ;(report as DecisionReporter)(
-        m.key,
-        m.policy,
-        view[i],
-        m.shadow,
-        cost,
-        storeLatencyMs,
-        false,
-        undefined,
-      )
-    }
-  }
-
-  /**
-   * Events for rules a failed store call was to decide: `onStoreError` decided for each of them
-   * (`degraded`, as `degradedDecision` answers per policy), or, with 'throw', nothing was decided.
-   */
-  function reportFailure(
-    called: readonly MatchedRule[],
-    cost: number,
-    at: number,
-    storeLatencyMs: number,
-    error: unknown,
-  ): void {
-    const storeError = toStoreError(error)
-    const view =
-      onStoreError === 'throw'
-        ? undefined
-        : degradedDecision(
-            called.map((m) => m.policy),
-            onStoreError === 'allow',
-            at,
-          ).policies
-    for (let i = 0; i < called.length; i++) {
-      const m = called[i]
-      ;(report as DecisionReporter)(
-        m.key,
-        m.policy,
-        view?.[i],
-        m.shadow,
-        cost,
-        storeLatencyMs,
-        view !== undefined,
-        storeError,
-      )
-    }
-  }
-
-  function decisionOf(
-    enforced: readonly MatchedRule[],
-    outcomes: readonly PolicyOutcome[],
-    cost: number,
-    at: number,
-  ): Decision {
-    const policies: Policy[] = enforced.map((m) => m.policy)
-    return combineOutcomes(policies, policies, outcomes, cost, at)
-  }
-
-  async function decide(
-    entries: readonly DescriptorEntry[],
-    cost: number,
-    maxDelayMs: number,
-  ): Promise<RulesDecision> {
-    const set = rules.current()
-    const group = prefix + set.domain
-    const matches = set.match(checkEntries(entries))
-    if (matches.length === 0) {
-      return {
-        decision: undefined,
-        matches,
-        shadowRejected: NO_MATCHES,
-        counted: NO_MATCHES,
-        group,
-      }
-    }
-    const enforced = matches.filter((m) => !m.shadow)
-    const now = clock()
-    const request: StoreRequest = {
-      key: group,
-      keys: matches.map((m) => m.key),
-      policies: matches.map((m) => m.policy),
-      cost,
-      now,
-      ...(maxDelayMs > 0 ? { maxDelayMs } : {}),
-    }
-    const started = report === undefined ? 0 : performance.now()
-    let outcomes: readonly PolicyOutcome[]
-    try {
-      outcomes = await call(request)
-    } catch (error) {
-      if (report !== undefined)
-        reportFailure(matches, cost, now, performance.now() - started, error)
-      if (onStoreError === 'throw') throw error
-      const decision =
-        enforced.length === 0
-          ? undefined
-          : degradedDecision(
-              enforced.map((m) => m.policy),
-              onStoreError === 'allow',
-              now,
-            )
-      return { decision, matches, shadowRejected: NO_MATCHES, counted: NO_MATCHES, group }
-    }
-    const latency = report === undefined ? 0 : performance.now() - started
-    const shadowRejected = matches.filter((m, i) => m.shadow && !outcomes[i].allowed)
-    const enforcedOutcomes = outcomes.filter((_o, i) => !matches[i].shadow)
-    const enforcedRejected = enforcedOutcomes.some((o) => !o.allowed)
-    if (enforcedRejected || shadowRejected.length === 0 || enforced.length === 0) {
-      // One call decided it all: admitted by every rule, rejected by an enforced one (nothing
-      // taken), or only shadow rules matched (nothing to enforce, nothing else to count).
-      if (report !== undefined) reportCall(matches, outcomes, cost, now, latency)
-      const admitted = !enforcedRejected && shadowRejected.length === 0
-      return {
-        decision:
-          enforced.length === 0 ? undefined : decisionOf(enforced, enforcedOutcomes, cost, now),
-        matches,
-        shadowRejected,
-        counted: admitted ? matches : NO_MATCHES,
-        group,
-      }
-    }
-    // Only shadow rules said no: the request goes on, so the enforced rules count it alone.
-    // The shadow rules are reported from the first call, the enforced ones from the second.
-    if (report !== undefined) {
-      const shadows = matches.filter((m) => m.shadow)
-      reportCall(
-        shadows,
-        outcomes.filter((_o, i) => matches[i].shadow),
-        cost,
-        now,
-        latency,
-      )
-    }
-    const again = clock()
-    const second: StoreRequest = {
-      key: group,
-      keys: enforced.map((m) => m.key),
-      policies: enforced.map((m) => m.policy),
-      cost,
-      now: again,
-      ...(maxDelayMs > 0 ? { maxDelayMs } : {}),
-    }
-    const startedAgain = report === undefined ? 0 : performance.now()
-    let enforcedOnly: readonly PolicyOutcome[]
-    try {
-      enforcedOnly = await call(second)
-    } catch (error) {
-      if (report !== undefined) {
-        reportFailure(enforced, cost, again, performance.now() - startedAgain, error)
-      }
-      if (onStoreError === 'throw') throw error
-      return {
-        decision: degradedDecision(
-          enforced.map((m) => m.policy),
-          onStoreError === 'allow',
-          again,
-        ),
-        matches,
-        shadowRejected,
-        counted: NO_MATCHES,
-        group,
-      }
-    }
-    if (report !== undefined) {
-      reportCall(enforced, enforcedOnly, cost, again, performance.now() - startedAgain)
-    }
-    const decision = decisionOf(enforced, enforcedOnly, cost, again)
-    return {
-      decision,
-      matches,
-      shadowRejected,
-      counted: decision.allowed ? enforced : NO_MATCHES,
-      group,
-    }
-  }
+  const decide = createRulesDecider({
+    rules: rules.current,
+    prefix,
+    clock,
+    call,
+    onStoreError,
+    report,
+  })
 
   async function refund(
     result: RulesDecision,
