@@ -1,0 +1,85 @@
+/**
+ * Owns `limiter.wait`: reserving a slot ahead of time (only the meters, a debt that drains, can
+ * express one), holding the caller until it, and giving it back when the wait is aborted.
+ */
+import { ConfigError } from '../errors'
+import type { Decision } from '../decision'
+import { METER_ALGORITHMS } from '../policy'
+import { boundedStoreCall } from '../store-call/bounded'
+import type { WaitOptions } from '../create-limiter'
+import { abortReason, badArgument, checkCost, checkKey, checkMs } from './checks'
+import type { LimiterSettings } from './settings'
+
+/** The limiter's decide: a consume of `cost` that may be held up to `maxDelayMs`. */
+type Decide = (key: string, cost: number, look: boolean, maxDelayMs?: number) => Promise<Decision>
+
+export function createWait(
+  s: LimiterSettings,
+  decide: Decide,
+  storeKey: (key: string) => string,
+): (key: string, waitOptions: WaitOptions | undefined) => Promise<Decision> {
+  const { policies, store, guard, clock, pickPolicies, shadow } = s
+  const counterPolicy = policies.find((policy) => !METER_ALGORITHMS.has(policy.algorithm))
+  const longestWindow = policies.reduce((ms, policy) => Math.max(ms, policy.windowMs), 0)
+
+  /** An aborted wait: refunds the reserved slot, then rejects with the signal's reason. */
+  async function giveBack(
+    key: string,
+    cost: number,
+    decision: Decision,
+    signal: AbortSignal,
+  ): Promise<never> {
+    if (!decision.degraded) {
+      const refund = { key: storeKey(key), policies: pickPolicies(), cost, now: clock() }
+      await boundedStoreCall(() => store.refund({ ...refund, at: decision.at }), guard)
+    }
+    throw abortReason(signal)
+  }
+
+  /** Holds an admitted decision for its delay; an abort gives the slot back. */
+  function hold(key: string, cost: number, decision: Decision, signal?: AbortSignal) {
+    if (!decision.allowed || decision.delayMs <= 0) return decision
+    if (signal?.aborted) return giveBack(key, cost, decision, signal)
+    return new Promise<Decision>((resolve, reject) => {
+      // Not unref'd: a caller waiting for its slot keeps the process alive, as any timer would.
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve(decision)
+      }, decision.delayMs)
+      function onAbort(): void {
+        clearTimeout(timer)
+        giveBack(key, cost, decision, signal!).then(resolve, reject)
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+
+  /** Validates synchronously (throws), then reserves, holds and settles the slot. */
+  return function wait(key, waitOptions) {
+    checkKey(key)
+    if (waitOptions !== undefined && (typeof waitOptions !== 'object' || waitOptions === null)) {
+      badArgument('options', waitOptions, 'an object { cost, maxWaitMs, signal }')
+    }
+    if (counterPolicy !== undefined) {
+      throw new ConfigError(
+        `\`wait\` needs a meter algorithm (token-bucket, leaky-bucket or gcra) to reserve a slot; policy ${JSON.stringify(counterPolicy.name)} uses ${JSON.stringify(counterPolicy.algorithm)}`,
+      )
+    }
+    const cost = waitOptions?.cost === undefined ? 1 : checkCost(waitOptions.cost)
+    const maxWaitMs =
+      waitOptions?.maxWaitMs === undefined
+        ? longestWindow
+        : checkMs(waitOptions.maxWaitMs, 'maxWaitMs', true)
+    const signal = waitOptions?.signal
+    if (
+      signal !== undefined &&
+      (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean')
+    ) {
+      badArgument('signal', signal, 'an AbortSignal')
+    }
+    if (signal?.aborted) return Promise.reject(abortReason(signal))
+    // A shadow limiter never holds anyone: it decides (and reports) as consume does.
+    if (shadow) return decide(key, cost, false)
+    return decide(key, cost, false, maxWaitMs).then((decision) => hold(key, cost, decision, signal))
+  }
+}
