@@ -11,6 +11,30 @@ import { abortReason, badArgument, checkCost, checkKey, checkMs } from './checks
 import type { LimiterSettings } from './settings'
 
 /** The limiter's decide: a consume of `cost` that may be held up to `maxDelayMs`. */
+/**
+ * Resolves with `value` after `delayMs`, or, when `signal` aborts first, settles as `onAbort`
+ * does (it gives the reserved slot back). Not unref'd: a caller waiting for its slot keeps the
+ * process alive, as any timer would.
+ */
+export function holdFor<T>(
+  delayMs: number,
+  value: T,
+  signal: AbortSignal | undefined,
+  onAbort: () => Promise<T>,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', aborted)
+      resolve(value)
+    }, delayMs)
+    function aborted(): void {
+      clearTimeout(timer)
+      onAbort().then(resolve, reject)
+    }
+    signal?.addEventListener('abort', aborted, { once: true })
+  })
+}
+
 type Decide = (key: string, cost: number, look: boolean, maxDelayMs?: number) => Promise<Decision>
 
 export function createWait(
@@ -40,18 +64,7 @@ export function createWait(
   function hold(key: string, cost: number, decision: Decision, signal?: AbortSignal) {
     if (!decision.allowed || decision.delayMs <= 0) return decision
     if (signal?.aborted) return giveBack(key, cost, decision, signal)
-    return new Promise<Decision>((resolve, reject) => {
-      // Not unref'd: a caller waiting for its slot keeps the process alive, as any timer would.
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort)
-        resolve(decision)
-      }, decision.delayMs)
-      function onAbort(): void {
-        clearTimeout(timer)
-        giveBack(key, cost, decision, signal!).then(resolve, reject)
-      }
-      signal?.addEventListener('abort', onAbort, { once: true })
-    })
+    return holdFor(decision.delayMs, decision, signal, () => giveBack(key, cost, decision, signal!))
   }
 
   /** Validates synchronously (throws), then reserves, holds and settles the slot. */

@@ -19,6 +19,7 @@ import type { Store, StoreRequest } from '../store/types'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
 import { loadRules } from './load'
 import type { RulesDocument } from './schema'
+import { holdFor } from '../limiter/wait'
 import { createRulesDecider } from './decide'
 import { watchRules, type RulesLogger, type RulesWatcher } from './watch'
 
@@ -265,17 +266,7 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
         throw abortReason(signal!)
       }
       if (signal?.aborted) return giveBack()
-      return new Promise<RulesDecision>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve(result)
-        }, decision.delayMs)
-        function onAbort(): void {
-          clearTimeout(timer)
-          giveBack().then(resolve, reject)
-        }
-        signal?.addEventListener('abort', onAbort, { once: true })
-      })
+      return holdFor(decision.delayMs, result, signal, giveBack)
     },
     refund,
     close: rules.close,
