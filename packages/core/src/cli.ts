@@ -1,3 +1,6 @@
+/**
+ * Owns the `sluice` command line: its commands (check-rules, simulate), flags and help.
+ */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SluiceError } from './errors'

@@ -1,3 +1,6 @@
+/**
+ * Owns durations as options take them: `'1m'`, `'500ms'` or ms, parsed and formatted.
+ */
 import { invalidOption } from './errors'
 
 const UNIT_MS: Readonly<Record<string, number>> = {

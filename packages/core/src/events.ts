@@ -1,3 +1,7 @@
+/**
+ * Owns the `onDecision` events: their shape, and the reporter that builds them and survives a
+ * failing hook.
+ */
 import type { StoreError } from './errors'
 import type { Policy } from './policy'
 

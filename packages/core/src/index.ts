@@ -1,3 +1,6 @@
+/**
+ * The public entry of @sluice/core: everything users and the adapters import.
+ */
 export { createLimiter, combineOutcomes } from './create-limiter'
 export type { Limiter, RefundOptions, WaitOptions } from './create-limiter'
 export type {

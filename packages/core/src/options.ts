@@ -1,3 +1,6 @@
+/**
+ * Owns createLimiter's option types and turning limit options into policies.
+ */
 import type { BreakerOptions, StoreLogger } from './store-call/health'
 import type { Clock } from './clock'
 import type { Decision } from './decision'

@@ -1,3 +1,6 @@
+/**
+ * Owns `throttle`: which policies hold a request now (hard, soft, elastic by event-loop spare).
+ */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import { invalidOption } from './errors'
 import type { SpareProbe, ThrottleMode } from './options'

@@ -1,3 +1,6 @@
+/**
+ * @sluice/express: the Express middleware, with express-rate-limit's option names accepted.
+ */
 import {
   checkAliasLimit,
   checkAliasMs,

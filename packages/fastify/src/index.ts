@@ -1,3 +1,6 @@
+/**
+ * @sluice/fastify: the Fastify plugin, route options, and @fastify/rate-limit's option names.
+ */
 import {
   checkAliasDuration,
   checkAliasLimit,

@@ -1,3 +1,6 @@
+/**
+ * @sluice/koa: the Koa middleware, with koa-ratelimit's option names accepted.
+ */
 import {
   checkAliasLimit,
   checkAliasMs,

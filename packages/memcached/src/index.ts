@@ -1,3 +1,6 @@
+/**
+ * The public entry of @sluice/memcached.
+ */
 export { MemcachedStore } from './memcached-store'
 export type {
   MemcachedStoreOptions,

@@ -1,3 +1,6 @@
+/**
+ * Owns how state is laid out in memcached items: counter and bucket keys, block keys, TTLs.
+ */
 import { createHash } from 'node:crypto'
 import { algorithms, type Algorithm, type Policy } from '@sluice/core'
 

@@ -1,3 +1,7 @@
+/**
+ * Owns MemcachedStore: the Store contract over memcached, counters by increment and meters by
+ * compare-and-swap.
+ */
 import {
   ConfigError,
   StoreError,

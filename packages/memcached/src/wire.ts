@@ -1,3 +1,7 @@
+/**
+ * Owns the binary-protocol requests the store sends through memjs (multi-get, increment,
+ * decrement, compare-and-swap or add, set, delete), each as a promise.
+ */
 import type { Client, Response, Server } from 'memjs'
 
 /*

@@ -1,3 +1,6 @@
+/**
+ * Owns the block cache: keys Redis refused recently, answered in-process until their retry time.
+ */
 import type { PolicyOutcome } from '@sluice/core'
 
 interface Blocked {

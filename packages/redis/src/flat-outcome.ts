@@ -1,3 +1,6 @@
+/**
+ * Owns reading the flat replies of the single-policy scripts into policy outcomes.
+ */
 import { algorithms, type Policy, type PolicyOutcome } from '@sluice/core'
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * Owns Redis key names: escaping, hash tags that keep one decision's keys on one slot, prefixes.
+ */
 import { ConfigError } from '@sluice/core'
 
 /** A value for an error message: strings quoted, everything else as JSON where possible. */

@@ -1,3 +1,7 @@
+/**
+ * Owns RedisStore: the Store contract over ioredis (standalone, Sentinel, Cluster), with script
+ * calls batched per event-loop turn and the block cache.
+ */
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import {

@@ -1,3 +1,6 @@
+/**
+ * Jest global setup: makes sure redis-server, memcached and chromium exist before the tests run.
+ */
 import { execFileSync, spawnSync } from 'node:child_process'
 
 /** Debian packages the tests start private servers from, by the command each provides. */

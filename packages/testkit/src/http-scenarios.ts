@@ -1,3 +1,6 @@
+/**
+ * Owns the HTTP suite every adapter passes: the same scenarios over Express, Fastify and Koa.
+ */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, get as httpGet, type RequestListener, type Server } from 'node:http'
 import { tmpdir } from 'node:os'

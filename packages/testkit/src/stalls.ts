@@ -1,3 +1,6 @@
+/**
+ * Owns timing helpers for tests: how late the event loop ran, and latencies of paced calls.
+ */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * Owns GCRA (the generic cell rate algorithm): one theoretical arrival time per key, a meter.
+ */
 import type { Policy } from '../policy'
 import type { Algorithm, StateVector } from './types'
 import { decideMeter, penalized } from './meter'

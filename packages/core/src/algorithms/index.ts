@@ -1,3 +1,6 @@
+/**
+ * Owns the table of algorithms by name, as policies and stores look them up.
+ */
 import type { AlgorithmName } from '../policy'
 import type { Algorithm } from './types'
 import { fixedWindow } from './fixed-window'

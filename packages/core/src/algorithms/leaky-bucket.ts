@@ -1,3 +1,6 @@
+/**
+ * Owns the leaky-bucket algorithm: a meter whose admitted requests may be shaped (delayMs).
+ */
 import { bucketAlgorithm } from './token-bucket'
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * Owns the sliding-log algorithm: one timestamp per counted unit, exact in any rolling window.
+ */
 import type { Algorithm, StateVector } from './types'
 import { rejectForever } from './types'
 

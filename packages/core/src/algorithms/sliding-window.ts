@@ -1,3 +1,7 @@
+/**
+ * Owns the sliding-window algorithm: counters per bucket, the oldest weighted by its overlap
+ * with the window, and the wait and reset times they imply.
+ */
 import type { Policy, PolicyOutcome } from '../policy'
 import type { Algorithm, StateVector } from './types'
 import { decideThenApply, modulo, rejectForever, windowIndex } from './types'

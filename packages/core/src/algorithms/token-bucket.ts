@@ -1,3 +1,6 @@
+/**
+ * Owns the token-bucket algorithm (and the bucket shape leaky-bucket shares with it).
+ */
 import type { Algorithm } from './types'
 import { decideMeter, drained, penalized } from './meter'
 

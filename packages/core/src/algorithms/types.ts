@@ -1,3 +1,7 @@
+/**
+ * Owns the contract of an algorithm: its state vector, decide and consume, and the outcome helpers
+ * every algorithm uses.
+ */
 import { Verdict } from '../decision'
 import type { Policy, PolicyOutcome } from '../policy'
 

@@ -1,3 +1,7 @@
+/**
+ * Owns the rate-limit response headers: legacy X-RateLimit-*, the IETF drafts 6 to 10, Retry-After,
+ * and the rounding that makes them agree.
+ */
 import type { Decision, PolicyDecision } from '../decision'
 import { invalidOption } from '../errors'
 import type { Policy } from '../policy'

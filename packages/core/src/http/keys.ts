@@ -1,3 +1,7 @@
+/**
+ * Owns request keys: the client IP (IPv6 by subnet), header, user and combined keys, and bounding
+ * a key's length.
+ */
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import ipaddr from 'ipaddr.js'

@@ -1,3 +1,7 @@
+/**
+ * Owns `prometheusMetrics`: an `onDecision` hook that counts decisions and store latency in
+ * prom-client (an optional peer, loaded on first use).
+ */
 import { createRequire } from 'node:module'
 import type { Counter, Histogram, Registry } from 'prom-client'
 import { ConfigError, invalidOption } from '../errors'

@@ -1,3 +1,6 @@
+/**
+ * Owns RulesError: every problem of a rules file, each with its path and line.
+ */
 import { ConfigError } from '../errors'
 
 /** One problem found in a rules file. */

@@ -1,3 +1,6 @@
+/**
+ * The rules part of the public API: loading, watching, matching and limiting by rules files.
+ */
 export { loadRules, parseRules } from './load'
 export type { LoadRulesOptions } from './load'
 export { watchRules } from './watch'

@@ -1,3 +1,7 @@
+/**
+ * Owns createRulesLimiter: a limiter over a rule set (its options, sources and waits; deciding
+ * one request is rules/decide.ts).
+ */
 import { turnClock, type Clock } from '../clock'
 import {
   abortReason,

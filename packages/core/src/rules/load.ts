@@ -1,3 +1,7 @@
+/**
+ * Owns loading rules: YAML or JSON text or a document, validated, compiled, with every problem
+ * located at its file line.
+ */
 import { readFileSync } from 'node:fs'
 import { isMap, isNode, LineCounter, parseDocument, type Document } from 'yaml'
 import type { z } from 'zod'

@@ -1,3 +1,7 @@
+/**
+ * Owns the rules document's shape (Lyft ratelimit descriptors plus Sluice's extensions) and its
+ * zod schema, built on first use.
+ */
 import { createRequire } from 'node:module'
 import type { z as Zod } from 'zod'
 import type { AlgorithmName } from '../policy'

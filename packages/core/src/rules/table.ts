@@ -1,3 +1,6 @@
+/**
+ * Owns `formatRuleTable`: the rules of a set as the text table `sluice check-rules` prints.
+ */
 import { formatDuration } from '../duration'
 import { METER_ALGORITHMS } from '../policy'
 import type { RuleSet } from './compile'

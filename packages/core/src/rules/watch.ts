@@ -1,3 +1,6 @@
+/**
+ * Owns `watchRules`: a rules file kept loaded, reloaded off the event loop when it changes.
+ */
 import { watch, type FSWatcher } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import { checkPositiveInteger } from '../options'

@@ -1,3 +1,6 @@
+/**
+ * Owns `sluice simulate`: its flags, and printing or drawing a simulation.
+ */
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../duration'
 import { SluiceError } from '../errors'

@@ -1,3 +1,6 @@
+/**
+ * The simulator's public API: run a limiter over a trace, draw the result.
+ */
 export { simulate } from './simulate'
 export type {
   Trace,

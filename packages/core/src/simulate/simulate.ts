@@ -1,3 +1,6 @@
+/**
+ * Owns `simulate`: a limiter run over a trace of requests on a fake clock, request by request.
+ */
 import { algorithms, newOutcome } from '../algorithms'
 import { combineOutcomes } from '../create-limiter'
 import { checkKnownOptions, resolvePolicies, type LimiterOptions } from '../options'

@@ -1,3 +1,6 @@
+/**
+ * Owns drawing a simulation as an SVG chart (requests admitted and refused over time).
+ */
 import { formatDuration } from '../duration'
 import { checkPositiveInteger } from '../options'
 import type { SimulatedRequest, SimulationResult } from './simulate'

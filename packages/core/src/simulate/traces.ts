@@ -1,3 +1,6 @@
+/**
+ * Owns the named request traces (bursty, steady, edge) and the seeded random source they use.
+ */
 import { invalidOption } from '../errors'
 import { checkPositiveInteger } from '../options'
 import type { TraceRequest } from './simulate'

@@ -1,3 +1,7 @@
+/**
+ * Owns the memory store's key index: keys to rows, by open addressing over a seeded hash, with
+ * an overflow map for keys that probe too far.
+ */
 import { randomBytes } from 'node:crypto'
 
 /** A key's 32-bit hash; seeded, so that which keys collide differs from process to process. */

@@ -1,3 +1,7 @@
+/**
+ * Owns MemoryStore: the embedded store, state in flat arrays, bounded by keys and bytes, deciding
+ * synchronously.
+ */
 import { algorithms, decideThenApply, newOutcome, type Algorithm } from '../algorithms'
 import { Verdict } from '../decision'
 import { checkPositiveInteger } from '../options'

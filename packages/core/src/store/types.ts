@@ -1,3 +1,6 @@
+/**
+ * Owns the Store contract every store implements (memory, Redis, memcached, custom).
+ */
 import type { Policy, PolicyOutcome } from '../policy'
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * Owns the Lua scripts RedisStore loads: assembled per algorithm, named, and their SHA1s.
+ */
 import { createHash } from 'node:crypto'
 import type { AlgorithmName } from '@sluice/core'
 import { BLOCK } from './block'

@@ -1,3 +1,6 @@
+/**
+ * The leaky-bucket script: token-bucket's, with shaping.
+ */
 import { bucketLua } from './token-bucket'
 
 /**
