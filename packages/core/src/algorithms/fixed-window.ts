@@ -1,5 +1,6 @@
 /**
- * Owns the fixed-window algorithm: one counter per window, held at its window when the clock steps back.
+ * Owns the fixed-window algorithm: one counter per window, held at its window when the clock
+ * steps back.
  */
 import type { Algorithm, StateVector } from './types'
 import { decideThenApply, modulo, rejectForever, windowIndex } from './types'

@@ -1,6 +1,6 @@
 /**
- * Owns what the meter algorithms (token-bucket, leaky-bucket, gcra) share: a debt that drains at the
- * refill rate, the decision over it, and penalties.
+ * Owns what the meter algorithms (token-bucket, leaky-bucket, gcra) share: a debt that drains
+ * at the refill rate, the decision over it, and penalties.
  */
 import type { Policy, PolicyOutcome } from '../policy'
 import { rejectForever } from './types'
