@@ -17,7 +17,10 @@ export interface Decision {
   readonly limit: number
   /** Whole requests still allowed now, after this one (>= 0), under the binding policy. */
   readonly remaining: number
-  /** ms until the binding policy's quota is fully restored. */
+  /**
+   * ms until the binding policy's quota is fully restored; sliding-window: until its newest
+   * requests begin to fade (at most one window; whole one bucket later).
+   */
   readonly resetMs: number
   /** 0 when allowed; else ms until a request of this cost can pass (`Infinity` when its cost exceeds a policy's capacity). */
   readonly retryAfterMs: number

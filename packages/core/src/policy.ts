@@ -48,7 +48,10 @@ export interface PolicyOutcome {
   allowed: boolean
   /** Whole requests (cost units) still allowed now, after this one when it was admitted. */
   remaining: number
-  /** ms until the policy's quota is fully restored. */
+  /**
+   * ms until the policy's quota is fully restored; sliding-window: until its newest requests
+   * begin to fade (at most one window; whole one bucket later).
+   */
   resetMs: number
   /** 0 when allowed; else ms until a request of this cost could pass (Infinity: it never can). */
   retryAfterMs: number

@@ -251,9 +251,16 @@ describe('what a decision says is what happens next', () => {
                 expect(cost).toBeGreaterThan(policy.burst)
               }
               // Once resetMs has passed (with nothing else arriving), the whole quota is back.
+              // sliding-window's reset is when its newest requests begin to fade (IETF `t`,
+              // "more quota"): never beyond one window, and the quota is whole a bucket later.
               const settled = [...state]
               if (out.allowed) algorithms[policy.algorithm].apply(settled, 0, now, policy, cost)
-              expect(decideOn(policy, settled, now + out.resetMs, 0).remaining).toBe(policy.burst)
+              let wholeAt = now + out.resetMs
+              if (policy.algorithm === 'sliding-window') {
+                expect(out.resetMs).toBeLessThanOrEqual(policy.windowMs)
+                wholeAt += policy.windowMs / policy.precision
+              }
+              expect(decideOn(policy, settled, wholeAt, 0).remaining).toBe(policy.burst)
               expect(out.remaining).toBeGreaterThanOrEqual(0)
             })
           },
@@ -321,7 +328,7 @@ describe('what a decision says is what happens next', () => {
               expect(after.resetMs).toBeLessThanOrEqual(
                 Math.ceil((policy.burst * policy.windowMs) / policy.limit),
               )
-            } else if (algorithm !== 'sliding-window') {
+            } else {
               expect(after.resetMs).toBeLessThanOrEqual(policy.windowMs)
             }
             // Penalizing a full counter again changes nothing.

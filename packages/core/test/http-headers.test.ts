@@ -63,6 +63,27 @@ describe('rate-limit headers', () => {
     }
   })
 
+  test('sliding-window announces t within its window: when its newest requests begin to fade', async () => {
+    const sliding = { algorithm: 'sliding-window', limit: 5, window: '10s' } as const
+    // Three at the window's start, two more 4 s later: the second burst is the newest counted.
+    const limiter = createLimiter({ clock: () => now, ...sliding })
+    let now = T0
+    for (let i = 0; i < 3; i++) await limiter.consume('k')
+    now = T0 + 4_000
+    await limiter.consume('k')
+    const last = await limiter.consume('k')
+    expect(write(last, now, { legacy: false, standard: 'draft-10' }).RateLimit).toBe(
+      '"5-per-10s";r=0;t=6',
+    )
+    // In the next window the requests counted fade; t counts to that window's end, never 20.
+    now = T0 + 12_000
+    const next = await limiter.peek('k')
+    expect(next.remaining).toBe(1)
+    expect(write(next, now, { legacy: false, standard: 'draft-10' }).RateLimit).toBe(
+      '"5-per-10s";r=1;t=8',
+    )
+  })
+
   test('policy names are sf-strings: quotes and backslashes escaped', async () => {
     const [d] = await decisions({ ...fixed, name: 'a "b" \\c' }, 1)
     expect(write(d, T0, { legacy: false, standard: 'draft-8' })['RateLimit-Policy']).toBe(

@@ -117,15 +117,36 @@ function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: n
   return policy.windowMs // unreachable for cost <= limit: every bucket has expired by then
 }
 
-function resetAt(s: StateVector, b: number, policy: Policy, size: number): number {
+/** The newest bucket that still holds a count (-1: none); every older one is gone before it. */
+function newestCounted(s: StateVector, b: number, policy: Policy): number {
   const ring = policy.precision + 1
   const newest = s[b]
   let slot = ringSlot(newest, ring)
   for (let bucket = newest; bucket > newest - ring && bucket >= 0; bucket--) {
-    if (s[b + 1 + slot] > 0) return (bucket + policy.precision + 1) * size
+    if (s[b + 1 + slot] > 0) return bucket
     slot = slot === 0 ? ring - 1 : slot - 1
   }
-  return 0
+  return -1
+}
+
+/** When every counted request has left the window (0: none counted): the state's expiry. */
+function resetAt(s: StateVector, b: number, policy: Policy, size: number): number {
+  const bucket = newestCounted(s, b, policy)
+  return bucket < 0 ? 0 : (bucket + policy.precision + 1) * size
+}
+
+/**
+ * The reset a decision reports (`resetMs`, the headers' `t`): when the newest counted requests
+ * stop counting in full and begin to fade out of the estimate, or, when they already fade, when
+ * they are gone. At most one window ahead; the quota is whole one bucket after it. (Whole again
+ * would be up to a window and a bucket ahead: IETF draft-10's `t` is when more quota is made
+ * available, not when all of it is.)
+ */
+function releaseAt(s: StateVector, b: number, policy: Policy, size: number, now: number): number {
+  const bucket = newestCounted(s, b, policy)
+  if (bucket < 0) return 0
+  const fades = (bucket + policy.precision) * size
+  return fades > now ? fades : fades + size
 }
 
 /** decide's answer to a request that does not fit (kept apart so the admit path stays small). */
@@ -140,15 +161,14 @@ function refuse(
   used: number,
   size: number,
 ): void {
-  if (cost > policy.limit) {
-    const reset = resetAt(s, b, policy, size)
-    return rejectForever(out, policy.limit - used, reset > rawNow ? reset - rawNow : 0)
-  }
+  const release = releaseAt(s, b, policy, size, now)
+  const resetMs = release > rawNow ? release - rawNow : 0
+  if (cost > policy.limit) return rejectForever(out, policy.limit - used, resetMs)
   out.allowed = false
   out.delayMs = 0
   out.remaining = Math.max(0, policy.limit - used)
   out.retryAfterMs = waitFor(s, b, policy, now, cost) + (now - rawNow)
-  out.resetMs = resetAt(s, b, policy, size) - rawNow
+  out.resetMs = resetMs
 }
 
 export const slidingWindow: Algorithm = {
@@ -167,9 +187,9 @@ export const slidingWindow: Algorithm = {
     out.remaining = policy.limit - used - cost
     out.retryAfterMs = 0
     out.delayMs = 0
-    // Counting this request, the quota is whole again once its bucket has left the window,
-    // never earlier than any bucket already counted (none is newer than now's).
-    const reset = cost > 0 ? (bucket + policy.precision + 1) * size : resetAt(s, b, policy, size)
+    // Counting this request, now's bucket is the newest counted: it fades from the end of
+    // the window that starts with it.
+    const reset = cost > 0 ? (bucket + policy.precision) * size : releaseAt(s, b, policy, size, now)
     out.resetMs = reset > rawNow ? reset - rawNow : 0
   },
 
@@ -196,7 +216,7 @@ export const slidingWindow: Algorithm = {
     out.remaining = policy.limit - used - cost
     out.retryAfterMs = 0
     out.delayMs = 0
-    out.resetMs = (bucket + 2) * size - rawNow
+    out.resetMs = (bucket + 1) * size - rawNow
     if (bucket > newest) {
       // Buckets between the newest counted and now's hold nothing any more.
       if (bucket > newest + 1) s[b + 1 + ((bucket - 1) & 1)] = 0

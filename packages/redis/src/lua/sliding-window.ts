@@ -1,6 +1,6 @@
 /**
  * sliding-window, mirroring core's algorithms/sliding-window.ts (count, scaledEstimate,
- * waitFor, resetAt, decide, apply, refund). `s[0]` is the newest bucket, `s[1 + i]` the
+ * waitFor, resetAt, releaseAt, decide, apply, refund). `s[0]` is the newest bucket, `s[1 + i]` the
  * counter of ring slot i (precision + 1 slots).
  *
  * Redis state: one hash, field `n` = newest bucket and fields `0`..`precision` = the non-zero
@@ -47,15 +47,29 @@ local function sw_wait_for(s, p, now, cost)
   return p.window
 end
 
-local function sw_reset_at(s, p)
+local function sw_newest_counted(s, p)
   local ring = p.precision + 1
-  local size = p.window / p.precision
   local bucket = s[0]
   while bucket > s[0] - ring and bucket >= 0 do
-    if s[1 + bucket % ring] > 0 then return (bucket + p.precision + 1) * size end
+    if s[1 + bucket % ring] > 0 then return bucket end
     bucket = bucket - 1
   end
-  return 0
+  return -1
+end
+
+local function sw_reset_at(s, p)
+  local bucket = sw_newest_counted(s, p)
+  if bucket < 0 then return 0 end
+  return (bucket + p.precision + 1) * (p.window / p.precision)
+end
+
+local function sw_release_at(s, p, now)
+  local bucket = sw_newest_counted(s, p)
+  if bucket < 0 then return 0 end
+  local size = p.window / p.precision
+  local fades = (bucket + p.precision) * size
+  if fades > now then return fades end
+  return fades + size
 end
 
 function sliding_window.load(key, p)
@@ -73,25 +87,21 @@ function sliding_window.decide(s, raw_now, p, cost, o)
   local now = max(raw_now, s[0] * size)
   local shift = now - raw_now
   local used = floor(sw_scaled_estimate(s, p, now) / size)
-  if cost > p.limit then
-    local reset = sw_reset_at(s, p)
-    if reset > raw_now then reset = reset - raw_now else reset = 0 end
-    return reject_forever(o, p.limit - used, reset)
-  end
+  local fits = cost <= p.limit and used + cost <= p.limit
+  local reset
+  if fits and cost > 0 then reset = (floor(now / size) + p.precision) * size else reset = sw_release_at(s, p, now) end
+  if reset > raw_now then reset = reset - raw_now else reset = 0 end
+  if cost > p.limit then return reject_forever(o, p.limit - used, reset) end
+  o[3] = reset
   o[5] = 0
-  if used + cost <= p.limit then
+  if fits then
     o[1] = 1
     o[2] = p.limit - used - cost
     o[4] = 0
-    local newest_end = 0
-    if cost > 0 then newest_end = (floor(now / size) + p.precision + 1) * size end
-    local reset = max(sw_reset_at(s, p), newest_end)
-    if reset > raw_now then o[3] = reset - raw_now else o[3] = 0 end
   else
     o[1] = 0
     o[2] = max(0, p.limit - used)
     o[4] = sw_wait_for(s, p, now, cost) + shift
-    o[3] = sw_reset_at(s, p) - raw_now
   end
 end
 
