@@ -12,7 +12,7 @@ export type {
   StoreErrorMode,
   FallbackLimiter,
 } from './options'
-export { resolvePolicy, resolvePolicies } from './options'
+export { resolvePolicy, resolvePolicies, ALGORITHM_CODES } from './options'
 export type { Decision, PolicyDecision } from './decision'
 export type { AlgorithmName, Policy, PolicyOutcome } from './policy'
 export { ALGORITHMS, METER_ALGORITHMS } from './policy'
@@ -65,6 +65,7 @@ export type {
 } from './http/headers'
 export { createHttpLimiter, checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
 export { invalidOption, withoutStack } from './errors'
+export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export type {
   HttpLimitOptions,
   HttpLimiter,

@@ -150,7 +150,8 @@ export interface LimiterOptions extends Partial<LimitOptions> {
   onDecision?: DecisionHook
 }
 
-const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
+/** Short codes of the algorithms: in policy ids, and in what stores send to their scripts. */
+export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
   'fixed-window': 'fw',
   'sliding-window': 'sw',
   'sliding-log': 'sl',

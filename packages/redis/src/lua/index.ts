@@ -31,16 +31,6 @@ export interface LuaScript {
   readonly sha: string
 }
 
-/** Short codes the scripts know the algorithms by (the same as in policy ids). */
-export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
-  'fixed-window': 'fw',
-  'sliding-window': 'sw',
-  'sliding-log': 'sl',
-  'token-bucket': 'tb',
-  'leaky-bucket': 'lb',
-  gcra: 'gc',
-}
-
 const BODIES: Readonly<Record<AlgorithmName, string>> = {
   'fixed-window': FIXED_WINDOW,
   'sliding-window': SLIDING_WINDOW,

@@ -1,0 +1,148 @@
+/**
+ * Owns batching: the consumes of one event-loop turn that share a per-policy script go to
+ * Redis as one call of its batch form, decided one after another in the order made.
+ */
+import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import { evaluate, type Evaluator } from './evaluate'
+import type { FlatKind } from './flat-outcome'
+import { describeValue } from './keys'
+import type { Plan, PolicyScript } from './plan'
+import { flatReply } from './replies'
+
+/** A consume waiting in the batch of its policy's script (see Batcher.enqueue). */
+export interface BatchEntry {
+  readonly plan: Plan
+  readonly own: PolicyScript
+  /** The state key. */
+  readonly key: string
+  readonly request: StoreRequest
+  /** The sliding-log request id, used when it goes alone. */
+  readonly extra: string
+  resolve(outcomes: PolicyOutcome[]): void
+  reject(error: unknown): void
+}
+
+/** What a batch needs from its store. */
+export interface BatchSender {
+  readonly client: Evaluator
+  readonly batchSize: number
+  readonly serverTime: boolean
+  /** A sliding-log request id for the batch. */
+  requestId(plan: Plan): string
+  /** Sends one consume alone (a batch of one). */
+  runAlone(entry: BatchEntry): Promise<PolicyOutcome[]>
+}
+
+/** The consumes waiting for the end of the turn, by script. */
+export class Batcher {
+  private readonly batches = new Map<PolicyScript, BatchEntry[]>()
+  private flushScheduled = false
+
+  constructor(private readonly store: BatchSender) {}
+
+  /**
+   * Adds a consume to the batch of its script, sent when the event-loop turn ends (one timer
+   * for every batch), when it is full, or when a consume at another client-time `now` comes.
+   */
+  enqueue(entry: BatchEntry): void {
+    let batch = this.batches.get(entry.own)
+    if (
+      batch !== undefined &&
+      !this.store.serverTime &&
+      batch[0].request.now !== entry.request.now
+    ) {
+      this.batches.delete(entry.own)
+      this.send(batch)
+      batch = undefined
+    }
+    if (batch === undefined) {
+      batch = []
+      this.batches.set(entry.own, batch)
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(this.flush)
+      }
+    }
+    batch.push(entry)
+    if (batch.length >= this.store.batchSize) {
+      this.batches.delete(entry.own)
+      this.send(batch)
+    }
+  }
+
+  /**
+   * Sends every batch at the end of the turn, even while an earlier one awaits its reply:
+   * holding them back until it came made batches twice as large but cost the server more CPU per
+   * request, its event loop idle while it waited (docs/redis.md, "Batches").
+   */
+  private readonly flush = (): void => {
+    this.flushScheduled = false
+    // Entry by entry, not clear(): V8's clear() gives the map a new table and leaves the old
+    // one pointing to it. The old table sits in the old generation until a major collection, so
+    // every young collection took each new table, and the batches in it, for live and promoted
+    // them: about 1 MB per scavenge under load, a few percent of the server's CPU in GC.
+    for (const [own, batch] of this.batches) {
+      this.batches.delete(own)
+      this.send(batch)
+    }
+  }
+
+  /**
+   * One EVALSHA of the batch script for every consume of the batch (one alone goes through the
+   * plain script): KEYS are their keys in order, ARGV the batch's sliding-log id, `now` and,
+   * unless all are 1, the costs. The reply holds each one's reply, in order.
+   */
+  private send(batch: readonly BatchEntry[]): void {
+    try {
+      this.sendNow(batch)
+    } catch (error) {
+      // Nothing may throw out of the flush (a timer callback): each consume fails instead.
+      for (const entry of batch) entry.reject(error)
+    }
+  }
+
+  private sendNow(batch: readonly BatchEntry[]): void {
+    const first = batch[0]
+    if (batch.length === 1) {
+      this.store.runAlone(first).then(first.resolve, first.reject)
+      return
+    }
+    const { plan, own } = first
+    const args = [own.batch.sha, String(batch.length)]
+    let costs = false
+    for (const entry of batch) {
+      args.push(entry.key)
+      if (entry.request.cost !== 1) costs = true
+    }
+    args.push(plan.hasLog ? this.store.requestId(plan) : '')
+    args.push(this.store.serverTime ? '' : String(first.request.now))
+    if (costs) for (const entry of batch) args.push(String(entry.request.cost))
+    evaluate(this.store.client, own.batch, args, (reply) => {
+      if (!Array.isArray(reply) || reply.length !== batch.length) {
+        throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+      }
+      return reply as unknown[]
+    }).then(
+      (replies) => {
+        const policy = plan.policies[0]
+        const kind = plan.flat as FlatKind
+        for (let i = 0; i < batch.length; i++) {
+          const { request, resolve, reject } = batch[i]
+          // A decision that failed in the script (see tail in lua/flat.ts) fails alone.
+          if (replies[i] instanceof Error) {
+            reject(replies[i])
+            continue
+          }
+          try {
+            resolve([flatReply(kind, replies[i], policy, request)])
+          } catch (error) {
+            reject(error)
+          }
+        }
+      },
+      (error: unknown) => {
+        for (const entry of batch) entry.reject(error)
+      },
+    )
+  }
+}

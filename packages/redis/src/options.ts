@@ -1,0 +1,163 @@
+/**
+ * Owns RedisStore's options: their documentation and defaults, checked and resolved once into
+ * the settings the store reads.
+ */
+import { ConfigError } from '@sluice/core'
+import type { Cluster, Redis } from 'ioredis'
+import { BlockCache } from './block-cache'
+import { checkPrefix, describeValue } from './keys'
+
+export interface BlockCacheOptions {
+  /**
+   * Most keys remembered as blocked; past it the least recently used is forgotten.
+   * @default 10_000
+   */
+  maxKeys?: number
+}
+
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` (standalone or Sentinel) or `Cluster` client. The store does not close it. */
+  client: Redis | Cluster
+  /**
+   * First part of every key: `<prefix>:{<key>}:<policy id>` (with per-policy state keys
+   * `<prefix>:{<key>}:<keys[i]>:<policy id>`; the key's block `<prefix>:{<key>}:b`). No braces.
+   * @default 'sluice'
+   */
+  prefix?: string
+  /**
+   * Whose clock decides. `'server'`: Redis `TIME`, inside the script, so app servers with
+   * skewed clocks agree. `'client'`: the limiter's clock (tests with a fake clock, managed
+   * Redis that forbids `TIME` in scripts).
+   * @default 'server'
+   */
+  time?: 'server' | 'client'
+  /**
+   * `time: 'client'` only: how far the app servers' clocks may disagree (ms). Keys live this
+   * much longer than their state needs on the writer's clock, so a server whose clock lags
+   * still finds them. Ignored with server time, where every TTL ends exactly when the state
+   * is empty again.
+   * @default 1000
+   */
+  clockToleranceMs?: number
+  /**
+   * Keys known to be over their limit are answered locally, without a round trip, until
+   * their retry time (see BlockCache). `false` turns it off.
+   * @default { maxKeys: 10_000 }
+   */
+  blockCache?: BlockCacheOptions | false
+  /**
+   * Most single-policy configurations (algorithm, limit, window, burst, precision) that get a
+   * Lua script of their own, with the policy written into it as constants, so a call sends only
+   * the key (and what differs from the defaults: cost, time, ...). Redis keeps every script
+   * loaded until SCRIPT FLUSH or a restart, hence the bound; past it, and for limiters with
+   * several limits, the shared scripts take the policy as arguments. `0` turns them off.
+   * @default 100
+   */
+  policyScripts?: number
+  /**
+   * Most consumes sent to Redis in one script call. The consumes of a single-limit limiter
+   * (one with its own script, see policyScripts) made in one event-loop turn are sent together
+   * when the turn ends, as one EVALSHA that decides them one after another, in the order they
+   * were made, each exactly as it would be alone. Redis then starts one script instead of many
+   * and Node sends and parses one command: under load, more decisions per second from both.
+   * A consume made alone still goes alone, at the cost of waiting for the end of the turn, as
+   * ioredis's auto-pipelining does. `1` turns it off. Not on a Cluster, whose scripts may only
+   * touch keys of one slot, nor for reservations (`maxDelayMs`), peeks or refunds.
+   * @default 32
+   */
+  batchSize?: number
+}
+
+/** RedisStoreOptions resolved: what the store reads on every call. */
+export interface RedisSettings {
+  readonly client: Redis | Cluster
+  readonly prefix: string
+  /** Scripts decide on Redis `TIME`: requests carry no `now`. */
+  readonly serverTime: boolean
+  /** ms added to every TTL, as the scripts take it ('0' with server time). */
+  readonly toleranceMs: string
+  readonly cache: BlockCache | undefined
+  readonly maxPolicyScripts: number
+  /** 1 on a Cluster. */
+  readonly batchSize: number
+}
+
+const KNOWN = [
+  'client',
+  'prefix',
+  'time',
+  'clockToleranceMs',
+  'blockCache',
+  'policyScripts',
+  'batchSize',
+]
+
+/** A ConfigError naming the option and the value unless `valid`. */
+function check(valid: boolean, name: string, expected: string, value: unknown): void {
+  if (!valid) throw new ConfigError(`\`${name}\` must be ${expected}; got ${describeValue(value)}`)
+}
+
+function isClient(client: unknown): client is Redis | Cluster {
+  return (
+    typeof client === 'object' &&
+    client !== null &&
+    typeof (client as Partial<Redis>).defineCommand === 'function'
+  )
+}
+
+/** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
+export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
+  if (options === null || typeof options !== 'object') {
+    throw new ConfigError(`RedisStore options must be an object; got ${describeValue(options)}`)
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN.includes(name)) throw new ConfigError(`unknown option \`${name}\` for RedisStore`)
+  }
+  const client: unknown = options.client
+  check(isClient(client), 'client', 'an ioredis Redis or Cluster client', client)
+  const time = options.time ?? 'server'
+  check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time)
+  const serverTime = time === 'server'
+  const tolerance = options.clockToleranceMs ?? 1000
+  check(
+    Number.isSafeInteger(tolerance) && tolerance >= 0,
+    'clockToleranceMs',
+    'an integer >= 0',
+    tolerance,
+  )
+  const cache = options.blockCache ?? {}
+  let blockCache: BlockCache | undefined
+  if (cache !== false) {
+    const maxKeys = cache.maxKeys ?? 10_000
+    check(
+      Number.isSafeInteger(maxKeys) && maxKeys >= 1,
+      'blockCache.maxKeys',
+      'a positive integer',
+      maxKeys,
+    )
+    blockCache = new BlockCache(maxKeys)
+  }
+  const policyScripts = options.policyScripts ?? 100
+  check(
+    Number.isSafeInteger(policyScripts) && policyScripts >= 0,
+    'policyScripts',
+    'an integer >= 0',
+    policyScripts,
+  )
+  const batchSize = options.batchSize ?? 32
+  check(
+    Number.isSafeInteger(batchSize) && batchSize >= 1,
+    'batchSize',
+    'a positive integer',
+    batchSize,
+  )
+  return {
+    client: options.client,
+    prefix: checkPrefix(options.prefix ?? 'sluice'),
+    serverTime,
+    toleranceMs: serverTime ? '0' : String(tolerance),
+    cache: blockCache,
+    maxPolicyScripts: policyScripts,
+    batchSize: options.client.isCluster ? 1 : batchSize,
+  }
+}

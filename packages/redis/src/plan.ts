@@ -1,0 +1,139 @@
+/**
+ * Owns what RedisStore sends for a set of policies: which script (flat, per-policy, generic),
+ * its policy arguments and state keys, worked out once per policies array.
+ */
+import { ALGORITHM_CODES, type AlgorithmName, type Policy } from '@sluice/core'
+import type { FlatKind } from './flat-outcome'
+import { escapePart } from './keys'
+import { flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'
+
+/** A script the store runs with EVALSHA (see evaluate). */
+export interface LoadedScript {
+  readonly lua: string
+  readonly sha: string
+  /** Set once it has been sent: the first call sends EVAL (which loads it), later ones EVALSHA. */
+  sent: boolean
+}
+
+/** A flat script with one policy baked in (see lua/flat.ts), and its batch form. */
+export interface PolicyScript extends LoadedScript {
+  readonly batch: LoadedScript
+}
+
+/** What the store sends for one set of policies, worked out once per policies array. */
+export interface Plan {
+  readonly script: LuaScript
+  /** The generic script (no flat one): rewards and penalties, which flat scripts do not do. */
+  readonly generic: LuaScript
+  /** Five strings per policy: code, limit, windowMs, burst, precision. */
+  readonly args: readonly string[]
+  /** Policy ids, in order: the last part of each state key. */
+  readonly ids: readonly string[]
+  /** Identifies the policies for the block cache: id, limit and burst of each. */
+  readonly signature: string
+  readonly hasLog: boolean
+  /** Set when the script is a flat one (one policy): how to read its one-integer reply. */
+  readonly flat: FlatKind | undefined
+  readonly policies: readonly Policy[]
+  /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
+  readonly own: PolicyScript | undefined
+}
+
+const FLAT: Readonly<Partial<Record<AlgorithmName, FlatKind>>> = {
+  gcra: 'meter',
+  'token-bucket': 'meter',
+  'leaky-bucket': 'shaping',
+  'fixed-window': 'fw',
+  'sliding-window': 'sw',
+  'sliding-log': 'sl',
+}
+
+function scriptFor(policies: readonly Policy[]): LuaScript {
+  const first: AlgorithmName = policies[0].algorithm
+  if (policies.length === 1 && FLAT[first] !== undefined) {
+    return SCRIPTS[`${first}:1`]
+  }
+  return genericFor(policies)
+}
+
+function genericFor(policies: readonly Policy[]): LuaScript {
+  const first: AlgorithmName = policies[0].algorithm
+  return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
+}
+
+/** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
+export class Planner {
+  private readonly plans = new WeakMap<readonly Policy[], Plan>()
+  /** Per-policy scripts by configuration (see policyScript). */
+  private readonly policyScripts = new Map<string, PolicyScript>()
+
+  constructor(
+    private readonly toleranceMs: string,
+    private readonly maxPolicyScripts: number,
+  ) {}
+
+  /** The policy's own script, made on first use while fewer than policyScripts exist. */
+  private policyScript(policy: Policy): PolicyScript | undefined {
+    const config = `${policy.algorithm}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
+    let own = this.policyScripts.get(config)
+    if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
+      const baked = {
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        burst: policy.burst,
+        precision: policy.precision,
+        slackMs: Number(this.toleranceMs),
+      }
+      const single = luaScript(config, flatLua(policy.algorithm, baked))
+      const batch = luaScript(`${config}/batch`, flatLua(policy.algorithm, baked, true))
+      own = {
+        lua: single.lua,
+        sha: single.sha,
+        sent: false,
+        batch: { lua: batch.lua, sha: batch.sha, sent: false },
+      }
+      this.policyScripts.set(config, own)
+    }
+    return own
+  }
+
+  plan(policies: readonly Policy[]): Plan {
+    let plan = this.plans.get(policies)
+    if (plan === undefined) {
+      const args: string[] = []
+      for (const p of policies) {
+        args.push(
+          ALGORITHM_CODES[p.algorithm],
+          String(p.limit),
+          String(p.windowMs),
+          String(p.burst),
+          String(p.precision),
+        )
+      }
+      const flat = policies.length === 1 ? FLAT[policies[0].algorithm] : undefined
+      plan = {
+        script: scriptFor(policies),
+        generic: genericFor(policies),
+        args,
+        ids: policies.map((p) => p.id),
+        signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
+        hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
+        flat,
+        policies,
+        own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
+      }
+      this.plans.set(policies, plan)
+    }
+    return plan
+  }
+}
+
+/** Policy i's state key: `<stem><policy id>`, or `<stem><escaped keys[i]>:<policy id>`. */
+export function stateKey(
+  stem: string,
+  keys: readonly string[] | undefined,
+  i: number,
+  id: string,
+): string {
+  return keys === undefined ? stem + id : `${stem}${escapePart(keys[i])}:${id}`
+}
