@@ -1,0 +1,297 @@
+/**
+ * Owns the frame every flat script shares: its inputs, clock, block check, state read and
+ * write, and the batch loop around it (`tail`). The algorithms are in meters.ts and
+ * windows.ts.
+ *
+ * Flat scripts for the common case: one policy. First those of the string-state algorithms
+ * (gcra, fixed-window, token-bucket, leaky-bucket); sliding-window and sliding-log are at the
+ * end, with their own replies (see there). Each comes in two forms: shared, with the driver's
+ * KEYS/ARGV contract (see driver.ts) for exactly one policy, and per policy, with the policy
+ * baked in as constants and a short ARGV (see `inputs`). Both do the operations 'c', 'p' and
+ * 'r' with a time (rewards and penalties go to the generic scripts), with the same state
+ * transitions, line for line, as the generic scripts (meter.ts, gcra.ts, token-bucket.ts,
+ * fixed-window.ts, prelude.ts), but inlined: no function is defined and no table built per
+ * call, and a call of the string-state ones is at most TIME, two GETs (the block, the state)
+ * and one SET PX (or DEL).
+ *
+ * The reply is one integer (refund: nil; negative: the key is blocked for -reply ms) from which the store computes the five outcome
+ * fields with core's own formulas (flat-outcome.ts): the backlog for the meter algorithms,
+ * `count * (windowMs + 1) + msToNextWindow` for fixed-window. Every such value is an integer
+ * below 2^53 (core caps limit x window at 2^50), so it crosses RESP exactly.
+ *
+ * State encoding (encode_pair/decode_pair in prelude.ts): the pair (a, b) is `a + 1` then `b`
+ * in 13 digits when 0 <= b < 1e13, otherwise `a:b`.
+ */
+
+/**
+ * A policy baked into a flat script as Lua constants (RedisStore's per-policy scripts): ARGV
+ * then carries only what changes from call to call, and usually nothing at all.
+ */
+export interface BakedPolicy {
+  readonly limit: number
+  readonly windowMs: number
+  readonly burst: number
+  readonly precision: number
+  /** ms added to every TTL (clockToleranceMs with client time, 0 with server time). */
+  readonly slackMs: number
+}
+
+/**
+ * The inputs as locals. Shared script (no `baked`): the driver's ARGV (see driver.ts), the
+ * algorithm code checked. Per-policy script: the policy as constants and a short ARGV, every
+ * entry optional so the store sends only up to the last one that is not the default:
+ *
+ * ARGV[1]  extra: sliding-log request id (consume), ms ago (refund); default ''
+ * ARGV[2]  op: 'c' | 'p' | 'r'; default 'c'
+ * ARGV[3]  now in ms; default (or '') Redis TIME
+ * ARGV[4]  cost; default 1
+ * ARGV[5]  maxDelayMs; default 0
+ *
+ * Batch script (per policy, `batch`): consumes only, one key per decision in KEYS, decided one
+ * after another in that order (see `tail`), each as the per-policy script would alone:
+ *
+ * ARGV[1]      sliding-log: the batch's request id (decision i uses `<id>/<i>`); else ''
+ * ARGV[2]      now in ms, for every decision of the batch; '' for Redis TIME
+ * ARGV[2 + i]  cost of decision i; all absent when every cost is 1
+ */
+export function inputs(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+  if (baked === undefined) {
+    if (batch) throw new Error('a batch script needs a baked policy')
+    return `
+if ARGV[7] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[7]) .. ' is not in this script') end
+local key, op, extra = KEYS[1], ARGV[1], ARGV[4]
+local now = tonumber(ARGV[2])
+local cost, slack, maxd = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+`
+  }
+  const n = (x: number): string => {
+    if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
+    return String(x)
+  }
+  const policy = `local limit, window, burst, precision = ${n(baked.limit)}, ${n(baked.windowMs)}, ${n(baked.burst)}, ${n(baked.precision)}`
+  if (batch) {
+    return `
+local op, slack, maxd = 'c', ${n(baked.slackMs)}, 0
+${policy}
+local now = tonumber(ARGV[2])
+`
+  }
+  return `
+local key, extra, op = KEYS[1], ARGV[1] or '', ARGV[2] or 'c'
+local now = tonumber(ARGV[3])
+local cost, slack, maxd = tonumber(ARGV[4]) or 1, ${n(baked.slackMs)}, tonumber(ARGV[5]) or 0
+${policy}
+`
+}
+
+/** Reads `now` (Redis TIME unless given); `server` says which. */
+export function clock(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+  return `
+local floor, ceil, tonumber = math.floor, math.ceil, tonumber
+local call = redis.call
+${inputs(code, baked, batch)}local server = not now
+if server then
+  local t = call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+${batch ? `${ANY_BLOCK}${holdsRepeated(code) ? HOLD_REPEATED : ''}local function one(key, extra, cost)\n` : ''}`
+}
+
+/** Whether a batch script of this algorithm holds repeated keys (see HOLD_REPEATED). */
+export const holdsRepeated = (code: string): boolean => code !== 'sl'
+
+/**
+ * Batch scripts only (standalone Redis): whether any key of the prefix may be blocked, from
+ * `<prefix>:blocks` (see BLOCK in block.ts), which lives at least as long as every block set
+ * through it. While it is absent, the decisions skip the GET of their key's block: most of the
+ * time no key is blocked, and that GET was about a sixth of a decision's time in Redis.
+ */
+export const ANY_BLOCK = `local blocks = call('EXISTS', string.sub(KEYS[1], 1, string.find(KEYS[1], ':{', 1, true)) .. 'blocks') == 1
+`
+
+/**
+ * Batch scripts of the algorithms whose state is one string or one hash (all but sliding-log):
+ * a key that comes more than once in the batch (one client's burst, a shared limit) has its
+ * state read once, held here while its decisions run in order, each on what the one before
+ * left, and written once at the end (flush, from \`tail\`), with the TTL the last decision
+ * set. Each decision's reply is what it would be alone; Redis ends in the same state as after
+ * the decisions one by one. Keys that come once go straight to Redis, as before.
+ *
+ * \`call\` stands in for redis.call in \`one\`: reads of a held key come from the held state, and
+ * its writes (SET PX, DEL, HSET, HDEL, PEXPIRE: all that the decisions write) change only it.
+ */
+export const HOLD_REPEATED = `local rcall, repeated, held, dirty = call, {}, {}, {}
+do
+  local seen = {}
+  for i = 1, #KEYS do
+    if seen[KEYS[i]] then repeated[KEYS[i]] = true else seen[KEYS[i]] = true end
+  end
+end
+local function held_hash(c, key)
+  if c.h == nil then
+    local h, was = {}, {}
+    if not c.deleted then
+      local all = rcall('HGETALL', key)
+      for i = 1, #all, 2 do
+        h[all[i]] = all[i + 1]
+        was[all[i]] = true
+      end
+    end
+    c.h, c.was = h, was
+  end
+  return c.h
+end
+local function call(cmd, key, ...)
+  if not repeated[key] then return rcall(cmd, key, ...) end
+  local c = held[key]
+  if c == nil then
+    c = {}
+    held[key] = c
+  end
+  if cmd == 'GET' then
+    if c.v == nil then c.v = rcall('GET', key) end
+    return c.v
+  elseif cmd == 'HGETALL' then
+    local all = {}
+    for field, value in pairs(held_hash(c, key)) do
+      all[#all + 1] = field
+      all[#all + 1] = value
+    end
+    return all
+  end
+  if not c.dirty then
+    c.dirty = true
+    dirty[#dirty + 1] = key
+  end
+  local args = { ... }
+  if cmd == 'SET' then
+    c.v, c.px = args[1], args[3]
+  elseif cmd == 'DEL' then
+    c.v, c.px, c.deleted = false, nil, true
+    if c.h ~= nil then c.h = {} end
+  elseif cmd == 'HSET' then
+    local h = held_hash(c, key)
+    for i = 1, #args, 2 do h[args[i]] = args[i + 1] end
+  elseif cmd == 'HDEL' then
+    local h = held_hash(c, key)
+    for i = 1, #args do h[args[i]] = nil end
+  elseif cmd == 'PEXPIRE' then
+    c.px = args[1]
+  else
+    error('sluice: ' .. cmd .. ' on a held key')
+  end
+  return 1
+end
+-- Field lists in runs of 1000 arguments (an even number: field-value pairs stay whole), as
+-- unpack cannot spread a list of any length.
+local function in_chunks(cmd, key, list)
+  for i = 1, #list, 1000 do rcall(cmd, key, unpack(list, i, math.min(i + 999, #list))) end
+end
+local function flush()
+  for i = 1, #dirty do
+    local key = dirty[i]
+    local c = held[key]
+    if c.h == nil then
+      -- A string: its last SET PX, or gone.
+      if c.v then rcall('SET', key, c.v, 'PX', c.px) else rcall('DEL', key) end
+    else
+      -- A hash: the fields it holds now, the ones it lost, and the TTL its last PEXPIRE set.
+      local set, gone = {}, {}
+      for field, value in pairs(c.h) do
+        set[#set + 1] = field
+        set[#set + 1] = value
+      end
+      if c.deleted then
+        rcall('DEL', key)
+      else
+        for field in pairs(c.was) do
+          if c.h[field] == nil then gone[#gone + 1] = field end
+        end
+      end
+      if #set == 0 then
+        if not c.deleted then rcall('DEL', key) end
+      else
+        in_chunks('HDEL', key, gone)
+        in_chunks('HSET', key, set)
+        if c.px then rcall('PEXPIRE', key, c.px) end
+      end
+    end
+  end
+end
+`
+
+/**
+ * The end of a batch script (see `inputs`): the decision above, as the function `one`, for
+ * each key in turn, in the order given, each with its own cost and sliding-log request id.
+ * A decision that fails (a key of the wrong type) fails alone: its reply is the error, and
+ * the others are decided as they would be without it. It wrote nothing: every write follows
+ * the reads that can fail. One pcall covers the run of decisions from `from` on, and another
+ * starts after a failure: a pcall per decision cost Redis 0.4 us each.
+ */
+export function tail(code: string, batch: boolean): string {
+  if (!batch) return ''
+  return `end
+local id, out, n, done = ARGV[1], {}, #KEYS, 0
+local function run(from)
+  for i = from, n do
+    local extra = id
+    if id ~= '' then extra = id .. '/' .. i end
+    out[i] = one(KEYS[i], extra, tonumber(ARGV[i + 2]) or 1)
+    done = i
+  end
+end
+while done < n do
+  local ok, err = pcall(run, done + 1)
+  if ok then break end
+  done = done + 1
+  out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
+end
+${holdsRepeated(code) ? 'flush()\n' : ''}return out
+`
+}
+
+/** The key's block name (see driver.ts): from the state key's hash tag. */
+export const BLOCK_KEY = `string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b'`
+
+/** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
+export function prologue(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+  return `${clock(code, baked, batch)}if op ~= 'r'${batch ? ' and blocks' : ''} then
+  local blocked = redis.pcall('GET', ${BLOCK_KEY})
+  if type(blocked) == 'string' then
+    local wait = tonumber(blocked) - now
+    if wait > 0 then return -wait end
+  end
+end
+`
+}
+
+/** prologue, then GETs the state and decodes it into `sa`, `sb`. */
+export function head(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+  // One MGET of the block and the state measured no cheaper than two GETs, and would need a
+  // second path for the moment of a migration when the cluster refuses it.
+  return `${prologue(code, baked, batch)}local v = call('GET', key)
+local sa, sb = 0, 0
+if v then
+  local sep = string.find(v, ':', 1, true)
+  if sep then
+    sa, sb = tonumber(string.sub(v, 1, sep - 1)), tonumber(string.sub(v, sep + 1))
+  else
+    sa, sb = tonumber(string.sub(v, 1, -14)) - 1, tonumber(string.sub(v, -13))
+  end
+end
+`
+}
+
+/** Writes the pair (a, b) expiring at `expires_at` (save_pair in prelude.ts). */
+export function save(a: string, b: string, expiresAt: string): string {
+  return `
+if ${expiresAt} <= now then
+  call('DEL', key)
+elseif ${b} >= 0 and ${b} < 1e13 then
+  call('SET', key, string.format('%d%013d', ${a} + 1, ${b}), 'PX', string.format('%d', ${expiresAt} - now + slack))
+else
+  call('SET', key, string.format('%d:%d', ${a}, ${b}), 'PX', string.format('%d', ${expiresAt} - now + slack))
+end
+`
+}

@@ -1,0 +1,195 @@
+/**
+ * Owns the flat scripts of the windows (fixed-window, sliding-window, sliding-log).
+ */
+import { tail, prologue, head, save, type BakedPolicy } from './frame'
+
+/** fixed-window: sa = count, sb = window start. */
+export const fixedWindowFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+): string => `${head('fw', baked, batch)}
+if op == 'r' then
+  local at = now - tonumber(extra)
+  local count = sa
+  if sb == at - at % window then
+    count = sa - cost
+    if count < 0 then count = 0 end
+  end
+  local expires_at = 0
+  if count > 0 then expires_at = sb + window end
+  ${save('count', 'sb', 'expires_at')}
+  return nil
+end
+local window_start = now - now % window
+-- A clock behind the newest window counted is held in that window (core's currentWindow).
+if sb > window_start then window_start = sb end
+local count = 0
+if sb == window_start then count = sa end
+-- The reply packs the count before this request and the ms to the next window (1..window; a
+-- held window's wait, longer, is told as one window): the store computes the outcome from
+-- them with core's formulas (decideFixedWindow).
+local reply = count * (window + 1) + math.min(window, window_start + window - now)
+if cost > limit or count + cost > limit or op == 'p' or cost == 0 then return reply end
+count = count + cost
+${save('count', 'window_start', 'window_start + window')}
+return reply
+${tail('fw', batch)}`
+
+/**
+ * sliding-window, any precision (sliding-window.ts in core, lua/sliding-window.ts here): the
+ * same hash, field `n` = newest bucket and fields `0`..`precision` = the non-zero counters of
+ * the ring, and the same TTL (the end of the newest counted bucket's window), so either script
+ * reads what the other wrote. A consume is TIME, GET (block), HGETALL, and when admitted one
+ * HSET (plus one HDEL when buckets left the ring) and one PEXPIRE.
+ *
+ * The script only tests admission, with core's arithmetic (scaledEstimate): the reply is the
+ * state as read, as integers: `now`, the newest bucket, then slot and counter of each non-zero
+ * counter of the ring (what HGETALL read), from which the store computes the
+ * outcome with core's own decide (flat-outcome.ts). Refund (with a time) as
+ * sliding_window.refund then save. Negative integer reply: the key's block.
+ */
+export const slidingWindowFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+): string => `${prologue('sw', baked, batch)}local size = window / precision
+local ring = precision + 1
+local h = call('HGETALL', key)
+local newest, c = 0, {}
+for i = 1, #h, 2 do
+  if h[i] == 'n' then newest = tonumber(h[i + 1]) else c[tonumber(h[i])] = tonumber(h[i + 1]) end
+end
+if op == 'r' then
+  local at = now - tonumber(extra)
+  local bucket = floor(at / size)
+  if not (bucket < floor(now / size) - precision or bucket > newest or bucket <= newest - ring) then
+    local slot = bucket % ring
+    local left = (c[slot] or 0) - cost
+    if left > 0 then
+      c[slot] = left
+      call('HSET', key, string.format('%d', slot), string.format('%d', left))
+    elseif c[slot] then
+      c[slot] = nil
+      call('HDEL', key, string.format('%d', slot))
+    end
+  end
+  -- save: the TTL ends with the newest bucket that still holds a count (resetAt).
+  local expires_at = 0
+  local bucket = newest
+  while bucket > newest - ring and bucket >= 0 do
+    if (c[bucket % ring] or 0) > 0 then
+      expires_at = (bucket + precision + 1) * size
+      break
+    end
+    bucket = bucket - 1
+  end
+  if expires_at <= now then
+    call('DEL', key)
+  else
+    call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
+  end
+  return nil
+end
+-- The reply: the state as read, as integers (no bulk strings for the client to parse).
+local reply, r = { now, newest }, 2
+for i = 1, #h, 2 do
+  if h[i] ~= 'n' then
+    reply[r + 1], reply[r + 2] = tonumber(h[i]), tonumber(h[i + 1])
+    r = r + 2
+  end
+end
+local h = reply
+if cost > limit or op == 'p' or cost == 0 then return h end
+-- decide's admission test: floor(scaledEstimate / size) + cost <= limit, at now held at the
+-- newest bucket already counted.
+local t = now
+if newest * size > t then t = newest * size end
+local current = floor(t / size)
+local full, oldest = 0, 0
+for j = current - precision, current do
+  if j <= newest and j > newest - ring and j >= 0 then
+    if j == current - precision then oldest = c[j % ring] or 0 else full = full + (c[j % ring] or 0) end
+  end
+end
+if floor((full * size + oldest * (size - (t - current * size))) / size) + cost > limit then return h end
+-- apply: buckets after the newest one restart at zero (their slots are the ones to clear).
+local bucket = floor(now / size)
+if bucket < newest then bucket = newest end
+local slot = bucket % ring
+if bucket > newest then
+  local stale = bucket - newest
+  -- The new bucket's own slot is one of them: it restarts at cost (HSET below).
+  local gone, first = {}, bucket - stale + 1
+  for s, _ in pairs(c) do
+    if s ~= slot and (stale >= ring or (s - first) % ring < stale) then gone[#gone + 1] = string.format('%d', s) end
+  end
+  for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
+  call('HSET', key, 'n', string.format('%d', bucket), string.format('%d', slot), string.format('%d', cost))
+else
+  call('HSET', key, string.format('%d', slot), string.format('%d', (c[slot] or 0) + cost))
+  -- The newest bucket already counted: every save since set the TTL to end with its window,
+  -- at the same moment on the server's clock (with client time, the writer's clock moves it).
+  if (c[slot] or 0) > 0 and server then return h end
+end
+call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))
+return h
+${tail('sw', batch)}`
+
+/**
+ * sliding-log (sliding-log.ts in core, lua/sliding-log.ts here): the same sorted set, one
+ * member `<request id>.<n>` per admitted cost unit scored by its timestamp, and the same TTL
+ * (the newest timestamp's end of window). A consume is TIME, GET (block), ZCOUNT, ZRANGE (the
+ * newest, when any is live), ZRANGEBYSCORE (rejections only), and when admitted
+ * ZREMRANGEBYSCORE, ZADD and PEXPIRE: after the ZADD the newest score is max(newest, now), so
+ * it is not read again.
+ *
+ * The reply is `{ live, newest - now, mustExpire - now }` (0 where decide does not read it):
+ * everything core's decide reads of the log, from which the store computes the outcome with
+ * core's own decide (flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
+ * integer reply: the key's block.
+ */
+export const slidingLogFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+): string => `${prologue('sl', baked, batch)}
+if op == 'r' then
+  local at = now - tonumber(extra)
+  if at <= now - window then return nil end
+  local at_s = string.format('%d', at)
+  local gone = call('ZRANGEBYSCORE', key, at_s, at_s, 'LIMIT', 0, cost)
+  if #gone == 0 then return nil end
+  for i = 1, #gone, 1000 do call('ZREM', key, unpack(gone, i, math.min(i + 999, #gone))) end
+  local newest = call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if newest[2] then
+    local ttl = tonumber(newest[2]) + window - now
+    if ttl <= 0 then call('DEL', key) else call('PEXPIRE', key, string.format('%d', ttl + slack)) end
+  end
+  return nil
+end
+local cut = string.format('%d', now - window)
+local after = '(' .. cut
+local live = call('ZCOUNT', key, after, '+inf')
+local newest = now
+if live > 0 then newest = tonumber(call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) end
+local must = now
+if cost <= limit and live + cost > limit then
+  must = tonumber(call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - limit - 1, 1)[2])
+end
+local reply = { live, newest - now, must - now }
+if cost > limit or live + cost > limit or op == 'p' or cost == 0 then return reply end
+call('ZREMRANGEBYSCORE', key, '-inf', cut)
+local at = string.format('%d', now)
+if cost == 1 then
+  call('ZADD', key, at, extra .. '.1')
+else
+  local id = extra .. '.'
+  local args = {}
+  for i = 1, cost do
+    args[#args + 1] = at
+    args[#args + 1] = id .. i
+  end
+  for i = 1, #args, 1000 do call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+end
+if newest < now then newest = now end
+call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
+return reply
+${tail('sl', batch)}`
