@@ -1,0 +1,104 @@
+/**
+ * Owns MemcachedStore's options: their documentation and defaults, checked and resolved once
+ * into the settings the store reads.
+ */
+import { ConfigError, invalidOption } from '@sluice/core'
+import { Client, type ClientOptions, type ServerOptions } from 'memjs'
+import { Wire, type MemjsClient } from './wire'
+
+export interface CommonOptions {
+  /**
+   * Namespace of every item the store writes: `<prefix>:<policy id>:<key>[:<bucket>]`.
+   * @default 'sluice'
+   */
+  prefix?: string
+  /**
+   * Compare-and-swap attempts for `token-bucket`, `gcra` and `leaky-bucket` before the call
+   * fails with a StoreError (so the limiter's `onStoreError` decides): each retry means another
+   * process changed the same key between our read and our write.
+   * @default 10
+   */
+  casAttempts?: number
+}
+
+export interface MemcachedClientStoreOptions extends CommonOptions {
+  /**
+   * A memjs client you own (`memjs.Client.create('host:11211')`). The store never closes it.
+   * Its `timeout` (s) bounds each request; `failover` is honoured; `retries` is not used (see
+   * docs/memcached.md).
+   * @default undefined (then `servers` is required)
+   */
+  client: MemjsClient
+  servers?: never
+  clientOptions?: never
+}
+
+export interface MemcachedServersStoreOptions extends CommonOptions {
+  /**
+   * `'host:port,host:port'`: the store creates a memjs client on these and `close()` quits it.
+   * @default undefined (then `client` is required)
+   */
+  servers: string
+  client?: never
+  /**
+   * memjs options for the client the store creates.
+   * @default { timeout: 0.5, conntimeout: 1, keepAlive: true, retries: 0 }
+   */
+  clientOptions?: ClientOptions & ServerOptions
+}
+
+export type MemcachedStoreOptions = MemcachedClientStoreOptions | MemcachedServersStoreOptions
+
+/** Options of the client the store creates from `servers` (memjs's own `timeout` is 0.5 s too). */
+const CLIENT_DEFAULTS: ClientOptions & ServerOptions = {
+  timeout: 0.5,
+  // memjs waits 2 x timeout to connect by default; a dead host should fail as fast as a request.
+  conntimeout: 1,
+  keepAlive: true,
+  // memjs logs every failed request it retries itself; the store never asks it to retry.
+  retries: 0,
+}
+
+/** MemcachedStoreOptions resolved: what the store reads. */
+export interface MemcachedSettings {
+  readonly wire: Wire
+  /** The client the store created from `servers` (closed by `close()`); undefined when given one. */
+  readonly owned: Client | undefined
+  readonly prefix: string
+  readonly casAttempts: number
+}
+
+/** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
+export function resolveMemcachedOptions(options: MemcachedStoreOptions): MemcachedSettings {
+  if (options === null || typeof options !== 'object') {
+    invalidOption('options', options, 'an object with `client` or `servers`')
+  }
+  const { client, servers } = options
+  if ((client === undefined) === (servers === undefined)) {
+    throw new ConfigError(
+      'MemcachedStore needs exactly one of `client` (a memjs client) or `servers` ("host:port,...")',
+    )
+  }
+  let owned: Client | undefined
+  let wire: Wire
+  if (client !== undefined) {
+    if (typeof client !== 'object' || client === null || typeof client.server !== 'function') {
+      invalidOption('client', client, 'a memjs Client')
+    }
+    wire = new Wire(client)
+  } else {
+    if (typeof servers !== 'string' || servers.trim() === '') {
+      invalidOption('servers', servers, 'a non-empty "host:port,host:port" string')
+    }
+    const clientOptions = (options as MemcachedServersStoreOptions).clientOptions
+    owned = Client.create(servers, { ...CLIENT_DEFAULTS, ...clientOptions })
+    wire = new Wire(owned)
+  }
+  const prefix = options.prefix ?? 'sluice'
+  if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
+  const casAttempts = options.casAttempts ?? 10
+  if (!Number.isSafeInteger(casAttempts) || casAttempts < 1) {
+    invalidOption('casAttempts', casAttempts, 'a positive integer')
+  }
+  return { wire, owned, prefix, casAttempts }
+}
