@@ -1,0 +1,181 @@
+/**
+ * Owns the conformance suite's reference: core's pure transitions on plain arrays as a store
+ * must apply them, and the random limits, steps and costs the traces are made of.
+ */
+import {
+  algorithms,
+  type AlgorithmName,
+  type LimitOptions,
+  type Policy,
+  type PolicyOutcome,
+} from '@sluice/core'
+import fc from 'fast-check'
+
+/** The five fields of the contract (stores may return richer objects, e.g. core's Verdict). */
+export function plain(outcomes: readonly PolicyOutcome[]): PolicyOutcome[] {
+  return outcomes.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
+    allowed,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    delayMs,
+  }))
+}
+
+/** The empty outcome, filled by `decide`. */
+export function blankOutcome(): PolicyOutcome {
+  return { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
+}
+
+/**
+ * The reference: one key's state for each policy as a plain array, driven by core's pure
+ * transitions exactly as a store must behave (decide every policy; apply to all only when all
+ * admit; refund only state that exists; reset forgets it).
+ */
+export class ReferenceModel {
+  private readonly states = new Map<string, number[]>()
+
+  constructor(private readonly policies: readonly Policy[]) {}
+
+  consume(now: number, cost: number, maxDelayMs?: number): PolicyOutcome[] {
+    const outcomes = this.decide(now, cost, maxDelayMs)
+    if (cost > 0 && outcomes.every((o) => o.allowed)) {
+      for (const policy of this.policies) {
+        algorithms[policy.algorithm].apply(this.state(policy), 0, now, policy, cost)
+      }
+    }
+    return outcomes
+  }
+
+  peek(now: number, cost: number): PolicyOutcome[] {
+    return this.decide(now, cost)
+  }
+
+  /** `at` undefined: a reward. */
+  refund(now: number, cost: number, at?: number): void {
+    for (const policy of this.policies) {
+      const state = this.states.get(policy.id)
+      if (state !== undefined) algorithms[policy.algorithm].refund(state, 0, now, policy, cost, at)
+    }
+  }
+
+  penalize(now: number, cost: number): void {
+    for (const policy of this.policies) {
+      algorithms[policy.algorithm].penalize(this.state(policy), 0, now, policy, cost)
+    }
+  }
+
+  reset(): void {
+    this.states.clear()
+  }
+
+  private decide(now: number, cost: number, maxDelayMs?: number): PolicyOutcome[] {
+    return this.policies.map((policy) => {
+      const out = blankOutcome()
+      algorithms[policy.algorithm].decide(this.state(policy), 0, now, policy, cost, out, maxDelayMs)
+      return out
+    })
+  }
+
+  private state(policy: Policy): number[] {
+    let state = this.states.get(policy.id)
+    if (state === undefined) {
+      state = new Array<number>(algorithms[policy.algorithm].slots(policy)).fill(0)
+      this.states.set(policy.id, state)
+    }
+    return state
+  }
+}
+
+export type Step =
+  | { readonly op: 'consume'; readonly dt: number; readonly cost: number }
+  | { readonly op: 'wait'; readonly dt: number; readonly cost: number; readonly maxDelayMs: number }
+  | { readonly op: 'penalize'; readonly dt: number; readonly cost: number }
+  | { readonly op: 'reward'; readonly dt: number; readonly cost: number }
+  | { readonly op: 'peek'; readonly dt: number; readonly cost: number }
+  | { readonly op: 'refund'; readonly dt: number; readonly cost: number; readonly pick: number }
+  | { readonly op: 'reset'; readonly dt: number }
+
+/** A limit small enough that traces reach and leave it often. */
+export function limitArbitrary(algorithm: AlgorithmName): fc.Arbitrary<LimitOptions> {
+  const meter = algorithm === 'token-bucket' || algorithm === 'leaky-bucket' || algorithm === 'gcra'
+  return fc
+    .record({
+      limit: fc.integer({ min: 1, max: 8 }),
+      precision: fc.integer({ min: 1, max: 4 }),
+      unit: fc.constantFrom(1, 7, 250, 1000, 15_000),
+      burst: fc.integer({ min: 1, max: 10 }),
+    })
+    .map(({ limit, precision, unit, burst }) => {
+      const window = unit * (algorithm === 'sliding-window' ? precision : 4)
+      const options: LimitOptions = { algorithm, limit, window }
+      return algorithm === 'sliding-window'
+        ? { ...options, precision }
+        : meter
+          ? { ...options, burst }
+          : options
+    })
+}
+
+export function stepArbitrary(
+  maxDt: number,
+  extra: { penalize: boolean; reservations: boolean } = { penalize: false, reservations: false },
+): fc.Arbitrary<Step> {
+  const dt = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: maxDt }))
+  const more: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = []
+  if (extra.penalize) {
+    more.push(
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          op: fc.constant('penalize' as const),
+          dt,
+          cost: fc.integer({ min: 1, max: 12 }),
+        }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          op: fc.constant('reward' as const),
+          dt,
+          cost: fc.integer({ min: 1, max: 12 }),
+        }),
+      },
+    )
+  }
+  if (extra.reservations) {
+    more.push({
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('wait' as const),
+        dt,
+        cost: costs,
+        maxDelayMs: fc.integer({ min: 1, max: 2 * maxDt }),
+      }),
+    })
+  }
+  return fc.oneof(
+    ...more,
+    { weight: 8, arbitrary: fc.record({ op: fc.constant('consume' as const), dt, cost: costs }) },
+    { weight: 2, arbitrary: fc.record({ op: fc.constant('peek' as const), dt, cost: peekCosts }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant('refund' as const),
+        dt,
+        cost: fc.integer({ min: 1, max: 3 }),
+        pick: fc.nat(),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('reset' as const), dt }) },
+  )
+}
+
+// Mostly 1 (the common case, and the one a block cache answers), sometimes heavier, sometimes
+// more than any capacity in the traces (retryAfterMs Infinity).
+export const costs = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(1) },
+  { weight: 3, arbitrary: fc.integer({ min: 2, max: 4 }) },
+  { weight: 1, arbitrary: fc.constant(11) },
+)
+export const peekCosts = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 }))
