@@ -341,7 +341,13 @@ function rejecting(f) {
     return '.'
   const ratio = (who) =>
     (row(`${who}-memory-reject`).instructions / row(`${who}-memory`).instructions).toFixed(2)
-  return `; a 429 costs ${ratio('sluice')}x an admitted request's instructions (${f.peer}: ${ratio('peer')}x).`
+  const own = (variant, floor) =>
+    `${((row(variant).instructions - row(floor).instructions) / 1000).toFixed(1)}k`
+  const beyondFloor =
+    row('floor-reject') === undefined
+      ? ''
+      : `; beyond the least its response costs (the floor rows), Sluice's own work is ${own('sluice-memory', 'floor')} instructions admitting and ${own('sluice-memory-reject', 'floor-reject')} rejecting`
+  return `; a 429 costs ${ratio('sluice')}x an admitted request's instructions (${f.peer}: ${ratio('peer')}x)${beyondFloor}.`
 }
 
 /**

@@ -39,7 +39,7 @@ const REQUESTS = {
 const PARALLEL = envCount('BENCH_INSTR_PARALLEL', 2)
 const ALL_FRAMEWORKS = HTTP_FRAMEWORKS
 /** Admitting (a limit no run reaches) and rejecting (every request after the first gets 429). */
-const ALL_VARIANTS = HTTP_VARIANTS.filter((variant) => !variant.includes('redis'))
+const ALL_VARIANTS = [...HTTP_VARIANTS.filter((variant) => !variant.includes('redis')), 'floor-reject']
 /**
  * BENCH_INSTR_ONLY="fastify:sluice-memory,sluice-memory-reject" counts those alone and prints
  * them, leaving the result file as it is (for a quick look at one change).
@@ -50,6 +50,7 @@ const VARIANTS = ONLY ? ONLY.variants : ALL_VARIANTS
 const LABELS = {
   none: 'no limiter',
   floor: 'three headers only (floor)',
+  'floor-reject': "the same 429 from a bare middleware (429 floor)",
   'sluice-memory': 'Sluice memory',
   'sluice-memory-reject': 'Sluice memory, rejecting (429)',
 }
@@ -242,7 +243,11 @@ async function main() {
         `${added('floor')}. Rejecting every request with 429, Sluice runs ` +
         `${(row('sluice-memory-reject').instructions / row('sluice-memory').instructions).toFixed(2)}x ` +
         `the instructions of its admitting path, ${PEERS[framework]} ` +
-        `${(row('peer-memory-reject').instructions / row('peer-memory').instructions).toFixed(2)}x.\n\n` +
+        `${(row('peer-memory-reject').instructions / row('peer-memory').instructions).toFixed(2)}x. ` +
+        `Beyond what its response costs at least (the floor rows: the same headers and body from ` +
+        `a bare middleware), Sluice's own work is ${kilo(row('sluice-memory').instructions - row('floor').instructions)} ` +
+        `instructions per admitted request and ${kilo(row('sluice-memory-reject').instructions - row('floor-reject').instructions)} ` +
+        `per 429.\n\n` +
         table(
           [
             'variant',
@@ -277,7 +282,9 @@ async function main() {
       `again are counted (${FRAMEWORKS.map((f) => `${f} ${fmtCount(REQUESTS[f])}`).join(', ')}). ` +
       `${ROUNDS} run${ROUNDS === 1 ? '' : 's'} per server, each in a new process; the median ` +
       `counts. Variants as in the HTTP benchmark (http.md): admitting, with a limit no run ` +
-      `reaches; the floor is a middleware that only sets the three X-RateLimit headers. The ` +
+      `reaches; the floor is a middleware that only sets the three X-RateLimit headers, the 429 ` +
+      `floor one that answers every request with the 429 Sluice sends (its five headers and ` +
+      `JSON body). The ` +
       `count depends far less than requests per second on the machine's other load, but V8's ` +
       `optimising compiler and its garbage collections fall unevenly into a window (the ` +
       `compiler alone added 5-6.5k instructions per request to some Fastify runs and nothing ` +

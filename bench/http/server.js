@@ -4,6 +4,8 @@
 // rejecting ones (`*-reject`) a limit of 1 per hour, so every request after the first gets 429.
 // The `floor` variant is no limiter, only a middleware (a hook, for Fastify) that sets the same
 // three rate-limit headers Sluice sets by default: what a limiter answering with them pays at least.
+// `floor-reject` (instruction counts only) answers every request as Sluice's 429 does, with the
+// same five headers and JSON body, from a bare middleware: what any limiter's 429 costs at least.
 const [framework, variant, redisPort] = process.argv.slice(2)
 const reject = variant.endsWith('-reject')
 const kind = variant.replace(/-reject$/, '') // none | floor | sluice-memory | peer-memory | sluice-redis | peer-redis
@@ -32,6 +34,22 @@ function floorValues(delta) {
   const now = Math.ceil(Date.now() / 1000)
   const reset = delta ? windowSeconds - (now % windowSeconds) : now + windowSeconds
   return ['1000000000', '999999999', String(reset)]
+}
+
+/** The 429 a limiter sends: its five headers and JSON body (`statusCode` in it on Fastify). */
+function floorRejection(delta, withStatusCode) {
+  const [, , reset] = floorValues(delta)
+  const wait = delta ? reset : String(Number(reset) - Math.floor(Date.now() / 1000))
+  const headers = [
+    ['X-RateLimit-Limit', '1'],
+    ['X-RateLimit-Remaining', '0'],
+    ['X-RateLimit-Reset', reset],
+    ['Retry-After', wait],
+    ['X-RateLimit-Retry-After', wait],
+  ]
+  const status = withStatusCode ? '"statusCode":429,' : ''
+  const body = `{${status}"error":"Too Many Requests","message":"Too many requests, please try again in ${wait} seconds.","retryAfter":${wait}}`
+  return { headers, body }
 }
 
 function redis() {
@@ -68,7 +86,14 @@ function express() {
     }
     app.use(rateLimit(options))
   }
-  if (kind === 'floor') {
+  if (kind === 'floor' && reject) {
+    app.use((_req, res) => {
+      const { headers, body } = floorRejection(false, false)
+      for (const [name, value] of headers) res.setHeader(name, value)
+      res.status(429).type('application/json; charset=utf-8').send(body)
+    })
+  }
+  if (kind === 'floor' && !reject) {
     app.use((_req, res, next) => {
       const [limit, remaining, reset] = floorValues(false)
       res.setHeader('X-RateLimit-Limit', limit)
@@ -96,7 +121,14 @@ async function fastify() {
   // Both limiter plugins must be registered (awaited) before the routes they cover; the
   // no-limiter server is built the same way, with an empty plugin (see docs/benchmarks.md).
   if (kind === 'none' || kind === 'floor') await app.register(async () => {})
-  if (kind === 'floor') {
+  if (kind === 'floor' && reject) {
+    app.addHook('onRequest', (_request, reply) => {
+      const { headers, body } = floorRejection(true, true)
+      for (const [name, value] of headers) reply.header(name.toLowerCase(), value)
+      reply.code(429).type('application/json; charset=utf-8').send(body)
+    })
+  }
+  if (kind === 'floor' && !reject) {
     app.addHook('onRequest', (_request, reply, done) => {
       const [limit, remaining, reset] = floorValues(true)
       reply.header('x-ratelimit-limit', limit)
@@ -127,7 +159,16 @@ function koa() {
       }),
     )
   }
-  if (kind === 'floor') {
+  if (kind === 'floor' && reject) {
+    app.use((ctx) => {
+      const { headers, body } = floorRejection(false, false)
+      for (const [name, value] of headers) ctx.set(name, value)
+      ctx.status = 429
+      ctx.set('Content-Type', 'application/json; charset=utf-8')
+      ctx.body = body
+    })
+  }
+  if (kind === 'floor' && !reject) {
     app.use((ctx, next) => {
       const [limit, remaining, reset] = floorValues(false)
       ctx.set('X-RateLimit-Limit', limit)

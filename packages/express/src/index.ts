@@ -12,9 +12,12 @@ import {
   type HttpVerdict,
   type ProxyTrust,
   isPromise,
+  createRefusalJson,
+  JSON_CONTENT_TYPE,
+  type RejectVerdict,
 } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { IncomingMessage } from 'node:http'
+import { decisionRecorder } from './decision-slot'
 
 type Awaitable<T> = T | Promise<T>
 
@@ -61,98 +64,6 @@ function trustOf(req: Request): ProxyTrust {
 
 const PROXY_HINT =
   "set app.set('trust proxy', '<your proxy's address or CIDR>'), e.g. '10.0.0.1' or 'loopback', or app.set('trust proxy', 1) for exactly one proxy hop."
-
-/** A decision property's accessor on Express's shared request prototype, and the map behind it. */
-interface DecisionSlot {
-  decisions: WeakMap<object, unknown>
-  get: (this: object) => unknown
-}
-
-/** One slot per property name, shared by every middleware that writes under that name. */
-const slots = new Map<string, DecisionSlot>()
-
-function slotFor(property: string): DecisionSlot {
-  let slot = slots.get(property)
-  if (slot === undefined) {
-    const decisions = new WeakMap<object, unknown>()
-    slot = {
-      decisions,
-      get() {
-        return decisions.get(this)
-      },
-    }
-    slots.set(property, slot)
-  }
-  return slot
-}
-
-/**
- * The request prototype Express shares between its apps (the one just above IncomingMessage's),
- * or undefined when `prototype` is not an Express request's.
- */
-function sharedRequestPrototype(prototype: object | null): object | undefined {
-  while (prototype !== null) {
-    const parent = Object.getPrototypeOf(prototype) as object | null
-    if (parent === IncomingMessage.prototype) return prototype
-    prototype = parent
-  }
-  return undefined
-}
-
-/** Installs the slot's accessor where every app's requests see it; false where it cannot go. */
-function installAccessor(prototype: object, property: string, slot: DecisionSlot): boolean {
-  const shared = sharedRequestPrototype(prototype)
-  if (shared === undefined) return false
-  const existing = Object.getOwnPropertyDescriptor(shared, property)
-  if (existing !== undefined) return existing.get === slot.get
-  // A name used elsewhere on the chain (a stream method, say) must not be shadowed.
-  if (property in shared) return false
-  const { decisions } = slot
-  Object.defineProperty(shared, property, {
-    configurable: true,
-    get: slot.get,
-    set(this: object, value: unknown) {
-      decisions.set(this, value)
-    },
-  })
-  return true
-}
-
-/**
- * Returns how a middleware puts its decision on `req[property]`. Express gives each request its
- * app's prototype (Object.setPrototypeOf) and then adds properties to it, after which V8 gives
- * every request a hidden class of its own: adding `req.rateLimit` builds yet another (16-20k
- * more instructions per request, 3-4% of a hello-world's, in side-by-side callgrind counts). So
- * the decision goes into a WeakMap, without touching the request, and is read (and written)
- * through an accessor installed once on Express's shared request prototype, below every app's,
- * so it stays visible when a mounted sub-app swaps prototypes.
- */
-function decisionRecorder(
-  property: string,
-): (req: Request, decision: Decision | undefined) => void {
-  const slot = slotFor(property)
-  const accessorFor = new WeakMap<object, boolean>()
-  let lastPrototype: object | undefined
-  let lastHasAccessor = false
-  return function recordDecision(req, decision) {
-    const prototype = Object.getPrototypeOf(req) as object
-    let firstSight = false
-    if (prototype !== lastPrototype) {
-      let hasAccessor = accessorFor.get(prototype)
-      firstSight = hasAccessor === undefined
-      if (hasAccessor === undefined) {
-        hasAccessor = installAccessor(prototype, property, slot)
-        accessorFor.set(prototype, hasAccessor)
-      }
-      lastPrototype = prototype
-      lastHasAccessor = hasAccessor
-    }
-    // A request seen before the accessor existed may hold an own property an earlier write
-    // left; a plain assignment goes through the setter, or onto that property, to be read back.
-    if (lastHasAccessor && !firstSight) slot.decisions.set(req, decision)
-    else (req as unknown as Record<string, unknown>)[property] = decision
-  }
-}
 
 /** Maps express-rate-limit names onto Sluice's, once. */
 function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> {
@@ -202,7 +113,8 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
   if (typeof property !== 'string' || property === '') {
     invalidOption('requestPropertyName', property, 'a non-empty string')
   }
-  const limiter = createHttpLimiter<Request>(normalize(options), {
+  const core = normalize(options)
+  const limiter = createHttpLimiter<Request>(core, {
     framework: 'Express',
     resetStyle: 'epoch',
     proxyTrust: trustOf,
@@ -211,6 +123,28 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     customRejection: handler !== undefined,
   })
   const recordDecision = decisionRecorder(property)
+  const refusalJson = createRefusalJson(core.message, (verdict) => JSON.stringify(verdict.body))
+
+  /** Answers a rejection: its headers, status and JSON body (serialized once per distinct body). */
+  function refuse(req: Request, res: Response, verdict: RejectVerdict): void {
+    recordDecision(req, verdict.decision)
+    for (const [name, value] of verdict.headers) res.setHeader(name, value)
+    res.status(verdict.status)
+    // res.json's own output only while the app keeps Express's default JSON settings.
+    const app = req.app
+    const json =
+      app.get('json replacer') === undefined &&
+      app.get('json spaces') === undefined &&
+      !app.get('json escape')
+        ? refusalJson(verdict)
+        : undefined
+    if (json === undefined) {
+      res.json(verdict.body)
+      return
+    }
+    res.setHeader('Content-Type', JSON_CONTENT_TYPE)
+    res.send(json)
+  }
 
   /**
    * A request decided at once goes on (or is answered) without a promise; a verdict still to
@@ -226,6 +160,14 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
       return
     }
     if (isPromise(verdict)) return settle(req, res, next, verdict)
+    if (verdict.action === 'reject' && (verdict.reason !== 'limited' || handler === undefined)) {
+      try {
+        refuse(req, res, verdict)
+        return
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    }
     if (verdict.action === 'reject') return apply(req, res, next, verdict)
     try {
       if (verdict.action === 'allow') {
@@ -265,21 +207,22 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
       next()
       return
     }
+    if (verdict.action === 'reject' && (verdict.reason !== 'limited' || handler === undefined)) {
+      refuse(req, res, verdict)
+      return
+    }
     recordDecision(req, verdict.decision)
     for (const [name, value] of verdict.headers) res.setHeader(name, value)
     if (verdict.action === 'allow') {
       next()
       return
     }
-    if (verdict.reason === 'limited' && handler !== undefined) {
-      try {
-        await handler(req, res, next, verdict.decision!)
-      } catch (error) {
-        next(error)
-      }
-      return
+    // A rate-limit rejection answered by the user's handler.
+    try {
+      await handler!(req, res, next, verdict.decision!)
+    } catch (error) {
+      next(error)
     }
-    res.status(verdict.status).json(verdict.body)
   }
   return Object.assign(sluiceRateLimit, { close: () => limiter.close() })
 }

@@ -71,6 +71,24 @@ describe.each([
     await request(server).get('/').set('x-user', 'b').expect(200)
   })
 
+  test("a 429's JSON is res.json's: the app's json spaces are kept; repeated bodies are the same bytes", async () => {
+    const clock = () => 60_000 * 1000
+    const plain = app({ limit: 1, windowMs: 60_000, algorithm: 'fixed-window', clock })
+    await request(plain).get('/').expect(200)
+    const first = await request(plain).get('/').expect(429)
+    const second = await request(plain).get('/').expect(429)
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(first.text).toBe(
+      '{"error":"Too Many Requests","message":"Too many requests, please try again in 60 seconds.","retryAfter":60}',
+    )
+    expect(second.text).toBe(first.text)
+    const spaced = app({ limit: 1, windowMs: 60_000, algorithm: 'fixed-window', clock })
+    spaced.set('json spaces', 2)
+    await request(spaced).get('/').expect(200)
+    const pretty = await request(spaced).get('/').expect(429)
+    expect(pretty.text).toBe(JSON.stringify(JSON.parse(first.text), null, 2))
+  })
+
   test('max as a function of (req, res) and standardHeaders: true (draft-6)', async () => {
     const server = app({ max: (_req, res) => (res.locals ? 2 : 1), standardHeaders: true })
     const res = await request(server).get('/').expect(200)

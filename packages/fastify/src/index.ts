@@ -10,6 +10,8 @@ import {
   type HttpVerdict,
   type RejectVerdict,
   isPromise,
+  createRefusalJson,
+  JSON_CONTENT_TYPE,
 } from '@sluice/core'
 import type {
   FastifyPluginAsync,
@@ -25,6 +27,7 @@ import {
   LEGACY_NAMES,
   omitted,
   rejection,
+  defaultRejection,
   toCore,
   trustOf,
   type FastifyRateLimitOptions,
@@ -37,12 +40,31 @@ export type {
   FastifyRateLimitRouteOptions,
 } from './options'
 
+/**
+ * Whether a rejection on this request may skip Fastify's error handling: only where the handler
+ * in force is Fastify's own and nothing custom builds the body, so the response is the one that
+ * handler would send (status, headers, body), without its error plumbing and info-level log line
+ * per 429: the 429 path under a flood costs less than an admitted request. A route with its own
+ * `errorHandler`, `setErrorHandler` in the route's context, or an `errorResponseBuilder` keeps
+ * the thrown rejection.
+ */
+function defaultErrorHandling(request: FastifyRequest): boolean {
+  return request.server.errorHandler.name === 'defaultErrorHandler'
+}
+
 function createHook(
   limiter: HttpLimiter<FastifyRequest>,
   options: FastifyRateLimitRouteOptions,
   hook: NonNullable<FastifyRateLimitRouteOptions['hook']>,
+  routeErrorHandler: boolean,
+  responseSchema: boolean,
 ) {
   const { onExceeding, onExceeded, handler, errorResponseBuilder } = options
+  const sendsDirectly = !routeErrorHandler && errorResponseBuilder === undefined
+  // A route that declares response schemas serializes its 429 through them: no shared JSON.
+  const refusalJson = responseSchema
+    ? undefined
+    : createRefusalJson(options.message, (verdict) => JSON.stringify(defaultRejection(verdict)))
   for (const [name, fn] of Object.entries({
     onExceeding,
     onExceeded,
@@ -65,7 +87,17 @@ function createHook(
       await handler(request, reply, verdict.decision!)
       return reply
     }
+    if (sendsDirectly && defaultErrorHandling(request)) return sendRefusal(request, reply, verdict)
     throw refuse(request, verdict)
+  }
+
+  /** Answers a rejection as Fastify's default error handler would, without its plumbing. */
+  function sendRefusal(request: FastifyRequest, reply: FastifyReply, verdict: RejectVerdict) {
+    const json = refusalJson?.(verdict)
+    if (json === undefined) return reply.code(verdict.status).send(refuse(request, verdict))
+    if (verdict.reason === 'limited' || verdict.reason === 'banned')
+      onExceeded?.(request, verdict.key)
+    return reply.code(verdict.status).type(JSON_CONTENT_TYPE).send(json)
   }
 
   /** What a rejection hands Fastify's error handling (after onExceeded). */
@@ -133,10 +165,15 @@ function createHook(
       }
       if (verdict.reason === 'limited' && handler !== undefined)
         return apply(request, reply, verdict)
-      // Through `done`, not a rejected promise: the same error handling for a fraction of the
-      // work (a promise rejected before Fastify sees it goes through Node's rejection tracking).
       request.rateLimit = verdict.decision
       for (const [name, value] of verdict.headers) reply.header(name, value)
+      if (sendsDirectly && defaultErrorHandling(request)) {
+        // An early response from a callback hook: send, and do not call done.
+        sendRefusal(request, reply, verdict)
+        return undefined
+      }
+      // Through `done`, not a rejected promise: the same error handling for a fraction of the
+      // work (a promise rejected before Fastify sees it goes through Node's rejection tracking).
       done(refuse(request, verdict))
       return undefined
     } catch (error) {
@@ -173,7 +210,25 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
       },
     )
     built.push(limiter)
-    return { hook, handler: createHook(limiter, merged, hook) }
+    const variants = new Map<string, ReturnType<typeof createHook>>()
+    return {
+      hook,
+      /**
+       * The hook for a route: rejections reach a route's own `errorHandler`, and go through its
+       * response schemas when it declares any.
+       */
+      handlerFor(route: RouteOptions) {
+        const ownErrorHandler = route.errorHandler !== undefined
+        const responseSchema = route.schema?.response !== undefined
+        const id = `${ownErrorHandler} ${responseSchema}`
+        let handler = variants.get(id)
+        if (handler === undefined) {
+          handler = createHook(limiter, merged, hook, ownErrorHandler, responseSchema)
+          variants.set(id, handler)
+        }
+        return handler
+      },
+    }
   }
 
   // Every limiter built (global, groups, routes), so closing the app stops their rules watchers.
@@ -214,7 +269,7 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
     // Runs first, keeping the route's own hooks after it.
     const existing = route[chosen.hook] as onRequestHookHandler | onRequestHookHandler[] | undefined
     const own = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
-    ;(route as unknown as Record<string, unknown>)[chosen.hook] = [chosen.handler, ...own]
+    ;(route as unknown as Record<string, unknown>)[chosen.hook] = [chosen.handlerFor(route), ...own]
   })
 }
 

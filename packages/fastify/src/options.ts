@@ -208,7 +208,14 @@ export function rejection(
     }
     return { statusCode: verdict.status, ...built }
   }
-  // A plain object, so Fastify's default handler sends it as the body; custom handlers see it too.
+  return defaultRejection(verdict)
+}
+
+/**
+ * The rejection without an errorResponseBuilder: a plain object, so Fastify's default handler
+ * sends it as the body; custom handlers see it too.
+ */
+export function defaultRejection(verdict: RejectVerdict): object {
   const body = verdict.body
   return typeof body === 'object' && body !== null && !Array.isArray(body)
     ? { statusCode: verdict.status, ...body }

@@ -97,6 +97,55 @@ describe('Fastify 5: plugin specifics', () => {
     expect(seen).toEqual([429])
   })
 
+  test('with Fastify\'s own error handler a 429 is sent directly: the same response, no log line per 429', async () => {
+    const lines: Array<{ level: number; msg?: string; res?: { statusCode?: number } }> = []
+    const stream = { write: (line: string) => void lines.push(JSON.parse(line)) }
+    const app = Fastify({ logger: { level: 'info', stream } })
+    apps.push(app)
+    const errors: unknown[] = []
+    app.addHook('onError', async (_request, _reply, error) => void errors.push(error))
+    await app.register(rateLimit, { max: 1, algorithm: 'fixed-window', clock: () => 60_000_000 })
+    app.get('/', async () => 'ok')
+    await hit(app, '/')
+    const res = await hit(app, '/')
+    expect(res.statusCode).toBe(429)
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(res.headers['retry-after']).toBe('60')
+    expect(res.headers['x-ratelimit-retry-after']).toBe('60')
+    expect(res.json()).toEqual({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: 'Too many requests, please try again in 60 seconds.',
+      retryAfter: 60,
+    })
+    // Fastify's default handler would log each 429 at info level and run onError hooks.
+    expect(lines.filter((line) => line.msg === 'Too many requests, please try again in 60 seconds.')).toEqual([])
+    expect(errors).toEqual([])
+    expect(lines.filter((line) => line.res?.statusCode === 429)).toHaveLength(1)
+  })
+
+  test('a route with its own errorHandler gets the rejection thrown to it', async () => {
+    const app = Fastify()
+    apps.push(app)
+    await app.register(rateLimit, { max: 1, algorithm: 'fixed-window', clock: () => 60_000_000 })
+    const seen: unknown[] = []
+    app.get('/', {
+      errorHandler: (error: { statusCode?: number }, _request, reply) => {
+        seen.push(error.statusCode)
+        void reply.code(429).send({ mine: true })
+      },
+      handler: async () => 'ok',
+    })
+    app.get('/plain', async () => 'ok')
+    await hit(app, '/')
+    const res = await hit(app, '/')
+    expect(res.statusCode).toBe(429)
+    expect(res.json()).toEqual({ mine: true })
+    expect(seen).toEqual([429])
+    await hit(app, '/plain')
+    expect((await hit(app, '/plain')).json()).toMatchObject({ error: 'Too Many Requests' })
+  })
+
   test('errorResponseBuilder gets @fastify/rate-limit context; statusCode is added', async () => {
     const app = await build({
       max: 1,

@@ -83,6 +83,25 @@ describe.each([
     for (let i = 0; i < 3; i++) await request(server).get('/').set('x-internal', '1').expect(200)
   })
 
+  test('an upstream middleware sees the 429 body as the object it is, and may wrap it', async () => {
+    const server = app(
+      { duration: 60_000, max: 1, algorithm: 'fixed-window', clock: () => 60_000 * 1000 },
+      async (ctx, next) => {
+        await next()
+        if (ctx.status === 429) ctx.body = { wrapped: ctx.body }
+      },
+    )
+    await request(server).get('/').expect(200)
+    const res = await request(server).get('/').expect(429)
+    expect(res.body).toEqual({
+      wrapped: {
+        error: 'Too Many Requests',
+        message: 'Too many requests, please try again in 60 seconds.',
+        retryAfter: 60,
+      },
+    })
+  })
+
   test('whitelist/blacklist functions and disableHeader', async () => {
     const server = app({
       max: 1,
