@@ -89,6 +89,20 @@ export interface Limiter {
  * throws a ConfigError that names the option and the value.
  */
 export function createLimiter(options: LimiterOptions): Limiter {
+  return buildLimiter(options).limiter
+}
+
+/**
+ * Internal (the HTTP pipeline builds its limiters with it): createLimiter's limiter, and its
+ * `consume` of a checked cost without the promise for a limiter over an in-process store
+ * (`consumeNow`), and for any other store the store call's own promise chain, with no wrapper
+ * around it. Same decision, same events, same errors: a failure still answers with a promise
+ * (rejected or onStoreError's).
+ */
+export function buildLimiter(options: LimiterOptions): {
+  limiter: Limiter
+  consumeDirect: DirectConsume
+} {
   const settings = resolveLimiterSettings(options)
   const { policies, store, clock, pickPolicies, prefix, guard, undoLate, shadow } = settings
   const { onDecision, observed } = settings
@@ -201,29 +215,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
   }
-  const consumeDirect = decideNow ?? decideRemote
-  directConsumers.set(limiter, (key, cost) => {
+  const consumeChecked = decideNow ?? decideRemote
+  function consumeDirect(key: string, cost: number): Decision | Promise<Decision> {
     try {
       checkCost(cost)
     } catch (error) {
       return Promise.reject(error)
     }
-    return consumeDirect(key, cost)
-  })
-  return limiter
+    return consumeChecked(key, cost)
+  }
+  return { limiter, consumeDirect }
 }
 
 /** What `consume(key, { cost })` decides: at once when the store is in-process, else its promise. */
 export type DirectConsume = (key: string, cost: number) => Decision | Promise<Decision>
-
-const directConsumers = new WeakMap<Limiter, DirectConsume>()
-
-/**
- * Internal (the HTTP pipeline's hot path): the limiter's `consume` of a checked cost, without
- * the promise for a limiter over an in-process store (`consumeNow`), and for any other store the
- * store call's own promise chain, with no wrapper around it. Same decision, same events, same
- * errors: a failure still answers with a promise (rejected or onStoreError's).
- */
-export function directConsumer(limiter: Limiter): DirectConsume | undefined {
-  return directConsumers.get(limiter)
-}

@@ -4,7 +4,7 @@
  * refused request is answered with is in rejections.ts.
  */
 import type { ServerResponse } from 'node:http'
-import { directConsumer, type Limiter } from '../create-limiter'
+import type { DirectConsume, Limiter } from '../create-limiter'
 import type { Decision } from '../decision'
 import { SluiceError } from '../errors'
 import { checkPositiveInteger } from '../options'
@@ -65,7 +65,7 @@ interface Counted {
 /** One adapter's pipeline over its resolved options. */
 class Pipeline<Req extends HttpRequestLike> {
   /** The common configuration's store call without an async frame (see `fast`). */
-  private readonly consumeDirect: ReturnType<typeof directConsumer> | undefined
+  private readonly consumeDirect: DirectConsume | undefined
   /**
    * The common configuration (IP key, fixed limit and cost, no option that may be async) is
    * decided without an async frame: on an in-process store without a promise either, on any
@@ -74,7 +74,7 @@ class Pipeline<Req extends HttpRequestLike> {
   readonly fast: boolean
 
   constructor(private readonly r: ResolvedHttp<Req>) {
-    this.consumeDirect = r.fixed === undefined ? undefined : directConsumer(r.fixed)
+    this.consumeDirect = r.fixedDirect
     this.fast =
       this.consumeDirect !== undefined &&
       typeof r.cost === 'number' &&

@@ -4,7 +4,7 @@
  * pipeline reads and nothing else does.
  */
 import type { Clock } from '../clock'
-import { createLimiter, type Limiter } from '../create-limiter'
+import { buildLimiter, createLimiter, type DirectConsume, type Limiter } from '../create-limiter'
 import { invalidOption } from '../errors'
 import type { DescriptorEntry } from '../rules/compile'
 import { createRulesLimiter, type RulesLimiter } from '../rules/limiter'
@@ -32,6 +32,8 @@ const MAX_TIERS = 256
 /** Which limiter counts a request: a fixed one, one per tier, or the rules. */
 export interface ResolvedLimiters<Req> {
   readonly fixed: Limiter | undefined
+  /** The fixed limiter's consume, answered at once on an in-process store (see buildLimiter). */
+  readonly fixedDirect: DirectConsume | undefined
   /** Per-tier limits: the limit of a request, and the (cached) limiter of a limit. */
   readonly tiers:
     { limitOf: (req: Req) => Awaitable<number>; limiterFor: (limit: number) => Limiter } | undefined
@@ -149,7 +151,7 @@ function resolveLimiters<Req>(
 ): ResolvedLimiters<Req> {
   const { limit, descriptors } = options
   checkFunction(descriptors, 'descriptors')
-  let fixed: Limiter | undefined
+  let built: ReturnType<typeof buildLimiter> | undefined
   let tiers: ResolvedLimiters<Req>['tiers']
   let rules: ResolvedLimiters<Req>['rules']
   if (options.rules !== undefined) {
@@ -158,17 +160,18 @@ function resolveLimiters<Req>(
     invalidOption('descriptors', descriptors, 'unset unless `rules` is given')
   } else if (options.limits !== undefined) {
     if (limit !== undefined) invalidOption('limit', limit, 'unset when `limits` is given')
-    fixed = createLimiter({ ...base, limits: options.limits, window: options.window })
+    built = buildLimiter({ ...base, limits: options.limits, window: options.window })
   } else if (typeof limit === 'function') {
     // Validates everything but the limit now; each tier's limit is checked when first seen.
     createLimiter({ ...base, limit: 1, window: options.window ?? '1m' })
     tiers = { limitOf: limit, limiterFor: tierLimiters(base, options.window) }
   } else {
-    fixed = createLimiter({ ...base, limit: limit ?? 100, window: options.window ?? '1m' })
+    built = buildLimiter({ ...base, limit: limit ?? 100, window: options.window ?? '1m' })
   }
+  const fixed = built?.limiter
   const clock = (rules?.limiter ?? fixed ?? createLimiter({ ...base, limit: 1, window: 1000 }))
     .clock
-  return { fixed, tiers, rules, clock }
+  return { fixed, fixedDirect: built?.consumeDirect, tiers, rules, clock }
 }
 
 /** `queue` needs a meter algorithm: only they can reserve a slot. */

@@ -1,15 +1,19 @@
 /**
  * Owns the hot path of a limiter over an in-process store (consumeNow): a decision made at once,
  * with no timer, no async frame and no promise unless the store failed. One hard limit on the
- * embedded MemoryStore gets a path of its own, small enough for V8 to inline the store into.
+ * store that decides one policy at once (Store.consumeOneNow: MemoryStore) gets a path of its
+ * own, small enough for V8 to inline the store into.
  */
 import type { Decision } from '../decision'
 import type { DirectConsume } from '../create-limiter'
 import type { Policy } from '../policy'
-import { MemoryStore } from '../store/memory-store'
+import type { Store } from '../store/types'
 import { combineOutcomes } from './decisions'
 import type { Observation } from './observe'
 import type { LimiterSettings } from './settings'
+
+/** A store with the single-policy synchronous capability of the Store contract. */
+type OneNowStore = Store & Required<Pick<Store, 'consumeOneNow'>>
 
 /**
  * The in-process consume of a checked cost, or undefined when the store has no consumeNow (its
@@ -24,8 +28,8 @@ export function inProcessDecide(
   const { answerStoreError, observe, observeStoreError } = observation
   if (store.consumeNow === undefined) return undefined
   const consumeNow = store.consumeNow?.bind(store)
-  /** The embedded store, called directly for a single limit (no request object, no array). */
-  const memoryStore = store instanceof MemoryStore ? store : undefined
+  /** A store that decides a single limit without a request object or an array (MemoryStore). */
+  const oneNowStore = store.consumeOneNow !== undefined ? (store as OneNowStore) : undefined
   const syncRequest: { key: string; policies: readonly Policy[]; cost: number; now: number } = {
     key: '',
     policies,
@@ -38,14 +42,14 @@ export function inProcessDecide(
    * shadow: the store's Verdict is the whole decision. Its own small function, so that V8
    * inlines the store's decision into it.
    */
-  const plain = memoryStore !== undefined && policies.length === 1 && !observed && settings.hard
+  const plain = oneNowStore !== undefined && policies.length === 1 && !observed && settings.hard
   const onlyPolicy = policies[0]
 
   function decidePlain(key: string, cost: number): Decision | Promise<Decision> {
     if (typeof key !== 'string') return decide(key, cost, false) // reports the bad key
     try {
       const now = clock()
-      return (memoryStore as MemoryStore).consumeOneNow(
+      return (oneNowStore as OneNowStore).consumeOneNow(
         prefix === '' ? key : prefix + key,
         onlyPolicy,
         cost,
@@ -69,9 +73,9 @@ export function inProcessDecide(
     try {
       const now = clock()
       const storeKey = prefix === '' ? key : prefix + key
-      if (memoryStore !== undefined && applied === policies && policies.length === 1) {
+      if (oneNowStore !== undefined && applied === policies && policies.length === 1) {
         // The store's Verdict, made at `now`, is the whole decision of a single policy.
-        decision = memoryStore.consumeOneNow(storeKey, policies[0], cost, now, 0)
+        decision = oneNowStore.consumeOneNow(storeKey, policies[0], cost, now, 0)
       } else {
         // consumeNow runs to completion before anything else can call it: one request object serves.
         syncRequest.key = storeKey

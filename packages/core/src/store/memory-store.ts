@@ -98,8 +98,8 @@ export class MemoryStore implements Store {
 
   /**
    * consumeNow for one policy without rule keys, and without a request object or an array:
-   * the limiter's hot path. Internal: not part of the Store contract. Kept small (a blocked or
-   * new key goes elsewhere) so that V8 inlines it, and what it calls, into the limiter.
+   * the limiter's hot path (Store.consumeOneNow). Kept small (a blocked or new key goes
+   * elsewhere) so that V8 inlines it, and what it calls, into the limiter.
    */
   consumeOneNow(
     key: string,

@@ -1,6 +1,7 @@
 /**
  * Owns the Store contract every store implements (memory, Redis, memcached, custom).
  */
+import type { Decision } from '../decision'
 import type { Policy, PolicyOutcome } from '../policy'
 
 /**
@@ -65,6 +66,18 @@ export interface Store {
    * array returned may be reused by the store's next call: read it before calling again.
    */
   consumeNow?(request: StoreRequest): readonly PolicyOutcome[]
+  /**
+   * With `consumeNow`, an in-process store may also decide a single policy without rule keys,
+   * and without a request object or an array: the limiter's hot path for one limit. The
+   * answer is that policy's decision (the limiter returns it as is), a new object per call.
+   */
+  consumeOneNow?(
+    key: string,
+    policy: Policy,
+    cost: number,
+    now: number,
+    maxDelayMs: number,
+  ): Decision
   /** Checks every policy and, when all admit, takes `cost` from each, atomically. */
   consume(request: StoreRequest): Promise<StoreResult>
   /** The outcomes a request of cost `request.cost` would get now (0 for "how much is left"); never changes state. */
