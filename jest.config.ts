@@ -8,7 +8,11 @@ const config: Config = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
   },
   // Tests run against the sources, so a change is tested without a rebuild.
-  moduleNameMapper: { '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts' },
+  moduleNameMapper: {
+    '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
+    '^@sluice/core/simulate$': '<rootDir>/packages/core/src/simulate/index.ts',
+    '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+  },
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',
   globalTeardown: '<rootDir>/packages/testkit/src/global-teardown.ts',
   testTimeout: 20000,

@@ -3,7 +3,8 @@
 // store with an injected clock) and checks each decision against an exact sliding log of the
 // same limit and window, written here independently of Sluice's own sliding-log.
 // Run: node bench/accuracy.js  (after npm run build). Writes docs/bench/accuracy.md.
-const { createLimiter, ALGORITHMS, seededRandom } = require('@sluice/core')
+const { createLimiter, ALGORITHMS } = require('@sluice/core')
+const { seededRandom } = require('@sluice/core/simulate')
 const { table, writeResult } = require('./lib')
 
 const LIMIT = 100

@@ -11,7 +11,7 @@
 // BENCH_IMG_DIR and BENCH_DOCS_FILE read and write elsewhere)
 const fs = require('node:fs')
 const path = require('node:path')
-const { SVG_COLORS } = require('@sluice/core')
+const { SVG_COLORS } = require('@sluice/core/simulate')
 const { fmt, resultsDir } = require('./lib')
 
 const COLORS = {

@@ -39,7 +39,10 @@ const REQUESTS = {
 const PARALLEL = envCount('BENCH_INSTR_PARALLEL', 2)
 const ALL_FRAMEWORKS = HTTP_FRAMEWORKS
 /** Admitting (a limit no run reaches) and rejecting (every request after the first gets 429). */
-const ALL_VARIANTS = [...HTTP_VARIANTS.filter((variant) => !variant.includes('redis')), 'floor-reject']
+const ALL_VARIANTS = [
+  ...HTTP_VARIANTS.filter((variant) => !variant.includes('redis')),
+  'floor-reject',
+]
 /**
  * BENCH_INSTR_ONLY="fastify:sluice-memory,sluice-memory-reject" counts those alone and prints
  * them, leaving the result file as it is (for a quick look at one change).
@@ -50,7 +53,7 @@ const VARIANTS = ONLY ? ONLY.variants : ALL_VARIANTS
 const LABELS = {
   none: 'no limiter',
   floor: 'three headers only (floor)',
-  'floor-reject': "the same 429 from a bare middleware (429 floor)",
+  'floor-reject': 'the same 429 from a bare middleware (429 floor)',
   'sluice-memory': 'Sluice memory',
   'sluice-memory-reject': 'Sluice memory, rejecting (429)',
 }

@@ -4,7 +4,8 @@
 // Run: node bench/pictures.js  (after npm run build; BENCH_IMG_DIR writes elsewhere)
 const fs = require('node:fs')
 const path = require('node:path')
-const { ALGORITHMS, makeTrace, renderSvg, simulate } = require('@sluice/core')
+const { ALGORITHMS } = require('@sluice/core')
+const { makeTrace, renderSvg, simulate } = require('@sluice/core/simulate')
 
 const LIMIT = 5
 const WINDOW_MS = 1000

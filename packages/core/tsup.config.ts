@@ -2,8 +2,12 @@ import { defineConfig } from 'tsup'
 
 export default defineConfig([
   {
-    entry: ['src/index.ts'],
+    // Three public entries sharing their modules in chunks (splitting, for CommonJS too), so
+    // that state such as the once-per-process warnings and classes such as ConfigError exist
+    // once whichever entry loads them.
+    entry: { index: 'src/index.ts', adapter: 'src/adapter.ts', simulate: 'src/simulate/index.ts' },
     format: ['cjs', 'esm'],
+    splitting: true,
     dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
     // Both builds run at once: leave the CLI's output alone.
     clean: ['!cli.js', '!cli.js.map', '!rules-worker.js', '!rules-worker.js.map'],

@@ -1,7 +1,9 @@
 /**
- * The public entry of @sluice/core: everything users and the adapters import.
+ * The public entry of @sluice/core: what an application uses (limiters, stores, keys, rules,
+ * metrics, errors) and every public type. What an adapter or store author needs besides is in
+ * @sluice/core/adapter (./adapter.ts); the simulator in @sluice/core/simulate.
  */
-export { createLimiter, combineOutcomes } from './create-limiter'
+export { createLimiter } from './create-limiter'
 export type { Limiter, RefundOptions, WaitOptions } from './create-limiter'
 export type {
   LimiterOptions,
@@ -12,11 +14,9 @@ export type {
   StoreErrorMode,
   FallbackLimiter,
 } from './options'
-export { resolvePolicy, resolvePolicies, ALGORITHM_CODES } from './options'
 export type { Decision, PolicyDecision } from './decision'
 export type { AlgorithmName, Policy, PolicyOutcome } from './policy'
-export { ALGORITHMS, METER_ALGORITHMS } from './policy'
-export { algorithms } from './algorithms'
+export { ALGORITHMS } from './policy'
 export type { Algorithm, Decide, StateVector } from './algorithms'
 export type { Store, StoreRequest, StoreRefund, StoreResult, StoreBlock } from './store/types'
 export { MemoryStore } from './store/memory-store'
@@ -37,24 +37,8 @@ export type {
   StoreLogger,
 } from './store-call/health'
 export type { SluiceErrorCode } from './errors'
-export {
-  ipKey,
-  headerKey,
-  userKey,
-  combineKeys,
-  normalizeIp,
-  boundKey,
-  UNKNOWN_IP_KEY,
-  MAX_KEY_BYTES,
-} from './http/keys'
+export { ipKey, headerKey, userKey, combineKeys, normalizeIp, UNKNOWN_IP_KEY } from './http/keys'
 export type { HttpRequestLike, KeyFunction, Logger, IpKeyOptions } from './http/keys'
-export {
-  createHeaderWriter,
-  responseTimes,
-  checkStandardHeaders,
-  STANDARD_HEADER_DRAFTS,
-  DEFAULT_LEGACY_NAMES,
-} from './http/headers'
 export type {
   StandardHeadersDraft,
   ResetStyle,
@@ -63,9 +47,6 @@ export type {
   HeaderList,
   ResponseTimes,
 } from './http/headers'
-export { createHttpLimiter, checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
-export { invalidOption, withoutStack } from './errors'
-export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export type {
   HttpLimitOptions,
   HttpLimiter,
@@ -78,18 +59,7 @@ export type {
   RequestList,
 } from './http/pipeline'
 export type { BadKeyMode, KeyResult } from './http/key-result'
-export { resetProxyWarnings } from './http/proxy-warnings'
-export { checkAliasLimit, checkAliasMs, checkAliasDuration } from './http/alias-values'
 export type { ProxyTrust } from './http/proxy-warnings'
-export {
-  simulate,
-  renderSvg,
-  SVG_COLORS,
-  makeTrace,
-  seededRandom,
-  TRACE_NAMES,
-  runSimulateCommand,
-} from './simulate'
 export type {
   Trace,
   TraceRequest,
@@ -134,4 +104,3 @@ export type {
 } from './rules'
 export { prometheusMetrics } from './metrics/prometheus'
 export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'
-export { isPromise } from './promise'

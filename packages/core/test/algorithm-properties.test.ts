@@ -1,12 +1,6 @@
 import fc from 'fast-check'
-import {
-  ALGORITHMS,
-  algorithms,
-  resolvePolicy,
-  type AlgorithmName,
-  type Policy,
-  type PolicyOutcome,
-} from '@sluice/core'
+import { ALGORITHMS, type AlgorithmName, type Policy, type PolicyOutcome } from '@sluice/core'
+import { algorithms, resolvePolicy } from '@sluice/core/adapter'
 
 /*
  * Random traces through each pure transition, checking the promise each algorithm makes, and

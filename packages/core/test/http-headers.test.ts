@@ -1,12 +1,10 @@
+import { createLimiter, type Decision, type HeaderOptions } from '@sluice/core'
 import {
   checkStandardHeaders,
   createHeaderWriter,
-  createLimiter,
   DEFAULT_LEGACY_NAMES,
   responseTimes,
-  type Decision,
-  type HeaderOptions,
-} from '@sluice/core'
+} from '@sluice/core/adapter'
 
 const T0 = 3_600_000 * 1000 // aligned to the hour (and so to every shorter window)
 

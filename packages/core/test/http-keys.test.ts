@@ -1,5 +1,4 @@
 import {
-  boundKey,
   combineKeys,
   ConfigError,
   headerKey,
@@ -8,6 +7,7 @@ import {
   UNKNOWN_IP_KEY,
   userKey,
 } from '@sluice/core'
+import { boundKey } from '@sluice/core/adapter'
 
 const req = (ip: string | undefined, headers: Record<string, string> = {}) => ({ ip, headers })
 

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Registry } from 'prom-client'
 import {
-  createHttpLimiter,
   createRulesLimiter,
   prometheusMetrics,
   StoreError,
@@ -17,6 +16,7 @@ import {
   type HttpRequestLike,
   type RulesDocument,
 } from '@sluice/core'
+import { createHttpLimiter } from '@sluice/core/adapter'
 
 const T0 = 60_000 * 30_000
 

@@ -4,17 +4,14 @@ import { join } from 'node:path'
 import { inflateSync } from 'node:zlib'
 import type { Browser, Page } from 'playwright-core'
 import { launchChromium } from '@sluice/testkit'
+import { ALGORITHMS, ConfigError, createLimiter, type Trace } from '@sluice/core'
 import {
-  ALGORITHMS,
-  ConfigError,
-  createLimiter,
   makeTrace,
   renderSvg,
   runSimulateCommand,
   simulate,
   SVG_COLORS,
-  type Trace,
-} from '@sluice/core'
+} from '@sluice/core/simulate'
 
 const at = (...times: number[]): Trace => times.map((t) => ({ at: t }))
 

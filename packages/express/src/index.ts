@@ -2,20 +2,22 @@
  * @sluice/express: the Express middleware, with express-rate-limit's option names accepted.
  */
 import {
+  type Decision,
+  type HttpLimitOptions,
+  type HttpVerdict,
+  type ProxyTrust,
+  type RejectVerdict,
+} from '@sluice/core'
+import {
   checkAliasLimit,
   checkAliasMs,
   createHttpLimiter,
   checkAlias,
   invalidOption,
-  type Decision,
-  type HttpLimitOptions,
-  type HttpVerdict,
-  type ProxyTrust,
   isPromise,
   createRefusalJson,
   JSON_CONTENT_TYPE,
-  type RejectVerdict,
-} from '@sluice/core'
+} from '@sluice/core/adapter'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { decisionRecorder } from './decision-slot'
 

@@ -2,17 +2,19 @@
  * @sluice/fastify: the Fastify plugin, route options, and @fastify/rate-limit's option names.
  */
 import {
-  createHttpLimiter,
-  invalidOption,
   MemoryStore,
   type HttpLimiter,
   type AllowVerdict,
   type HttpVerdict,
   type RejectVerdict,
+} from '@sluice/core'
+import {
+  createHttpLimiter,
+  invalidOption,
   isPromise,
   createRefusalJson,
   JSON_CONTENT_TYPE,
-} from '@sluice/core'
+} from '@sluice/core/adapter'
 import type {
   FastifyPluginAsync,
   FastifyReply,

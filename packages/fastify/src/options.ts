@@ -3,15 +3,17 @@
  * Sluice's, what a route inherits from the plugin, and the value a rejection throws.
  */
 import {
-  checkAliasDuration,
-  checkAliasLimit,
-  checkAlias,
-  invalidOption,
   type Decision,
   type HttpLimitOptions,
   type ProxyTrust,
   type RejectVerdict,
 } from '@sluice/core'
+import {
+  checkAliasDuration,
+  checkAliasLimit,
+  checkAlias,
+  invalidOption,
+} from '@sluice/core/adapter'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export type Awaitable<T> = T | Promise<T>

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import request from 'supertest'
 import { captureLogger, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
-import { resetProxyWarnings } from '@sluice/core'
+import { resetProxyWarnings } from '@sluice/core/adapter'
 import rateLimit, { rateLimit as named, type FastifyRateLimitOptions } from '@sluice/fastify'
 
 const harness: AdapterHarness = {
@@ -97,7 +97,7 @@ describe('Fastify 5: plugin specifics', () => {
     expect(seen).toEqual([429])
   })
 
-  test('with Fastify\'s own error handler a 429 is sent directly: the same response, no log line per 429', async () => {
+  test("with Fastify's own error handler a 429 is sent directly: the same response, no log line per 429", async () => {
     const lines: Array<{ level: number; msg?: string; res?: { statusCode?: number } }> = []
     const stream = { write: (line: string) => void lines.push(JSON.parse(line)) }
     const app = Fastify({ logger: { level: 'info', stream } })
@@ -119,7 +119,9 @@ describe('Fastify 5: plugin specifics', () => {
       retryAfter: 60,
     })
     // Fastify's default handler would log each 429 at info level and run onError hooks.
-    expect(lines.filter((line) => line.msg === 'Too many requests, please try again in 60 seconds.')).toEqual([])
+    expect(
+      lines.filter((line) => line.msg === 'Too many requests, please try again in 60 seconds.'),
+    ).toEqual([])
     expect(errors).toEqual([])
     expect(lines.filter((line) => line.res?.statusCode === 429)).toHaveLength(1)
   })

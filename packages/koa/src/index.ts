@@ -2,12 +2,6 @@
  * @sluice/koa: the Koa middleware, with koa-ratelimit's option names accepted.
  */
 import {
-  checkAliasLimit,
-  checkAliasMs,
-  checkAlias,
-  createHttpLimiter,
-  DEFAULT_LEGACY_NAMES,
-  invalidOption,
   type Decision,
   type HttpLimitOptions,
   type HttpVerdict,
@@ -15,8 +9,16 @@ import {
   type ProxyTrust,
   type RejectVerdict,
   type RequestList,
-  isPromise,
 } from '@sluice/core'
+import {
+  checkAliasLimit,
+  checkAliasMs,
+  checkAlias,
+  createHttpLimiter,
+  DEFAULT_LEGACY_NAMES,
+  invalidOption,
+  isPromise,
+} from '@sluice/core/adapter'
 import type { Context, Middleware, Next } from 'koa'
 
 type Awaitable<T> = T | Promise<T>

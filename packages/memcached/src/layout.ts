@@ -2,7 +2,8 @@
  * Owns how state is laid out in memcached items: counter and bucket keys, block keys, TTLs.
  */
 import { createHash } from 'node:crypto'
-import { algorithms, type Algorithm, type Policy } from '@sluice/core'
+import { type Algorithm, type Policy } from '@sluice/core'
+import { algorithms } from '@sluice/core/adapter'
 
 /*
  * Where each policy's state lives. Counter algorithms keep one memcached counter per time

@@ -5,7 +5,6 @@
  */
 import {
   ConfigError,
-  invalidOption,
   type Policy,
   type Store,
   type StoreBlock,
@@ -13,6 +12,7 @@ import {
   type StoreRequest,
   type StoreResult,
 } from '@sluice/core'
+import { invalidOption } from '@sluice/core/adapter'
 import type { Client } from 'memjs'
 import { Counters } from './counters'
 import { blockKey, bucketKey, partOf, type Part } from './layout'

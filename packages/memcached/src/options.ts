@@ -2,7 +2,8 @@
  * Owns MemcachedStore's options: their documentation and defaults, checked and resolved once
  * into the settings the store reads.
  */
-import { ConfigError, invalidOption } from '@sluice/core'
+import { ConfigError } from '@sluice/core'
+import { invalidOption } from '@sluice/core/adapter'
 import { Client, type ClientOptions, type ServerOptions } from 'memjs'
 import { Wire, type MemjsClient } from './wire'
 

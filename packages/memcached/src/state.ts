@@ -2,7 +2,8 @@
  * Owns reading a key's state from memcached items and deciding on it with core's transitions,
  * and the errors the store reports.
  */
-import { ConfigError, StoreError, withoutStack, type PolicyOutcome } from '@sluice/core'
+import { ConfigError, StoreError, type PolicyOutcome } from '@sluice/core'
+import { withoutStack } from '@sluice/core/adapter'
 import { bucketKey, bucketsAt, counterState, decodeCounter, decodeMeter, type Part } from './layout'
 import type { Item } from './wire'
 

@@ -6,10 +6,10 @@ import {
   ConfigError,
   StoreError,
   createLimiter,
-  resolvePolicy,
   type AlgorithmName,
   type Decision,
 } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
 import { MemcachedStore } from '@sluice/memcached'
 import { startMemcached, watchStalls, type MemcachedServer } from '@sluice/testkit'
 import { Client } from 'memjs'

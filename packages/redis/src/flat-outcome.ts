@@ -1,7 +1,8 @@
 /**
  * Owns reading the flat replies of the single-policy scripts into policy outcomes.
  */
-import { algorithms, type Policy, type PolicyOutcome } from '@sluice/core'
+import { type Policy, type PolicyOutcome } from '@sluice/core'
+import { algorithms } from '@sluice/core/adapter'
 
 /**
  * The outcome of a flat script's one-integer reply (see lua/flat.ts), computed by core's own

@@ -5,6 +5,6 @@ export { RedisStore } from './redis-store'
 export type { RedisStoreOptions, BlockCacheOptions } from './redis-store'
 export { SCRIPTS } from './lua'
 /** Short codes the scripts know the algorithms by (core's, the same as in policy ids). */
-export { ALGORITHM_CODES } from '@sluice/core'
+export { ALGORITHM_CODES } from '@sluice/core/adapter'
 export type { LuaScript } from './lua'
 export { escapeKey } from './keys'

@@ -2,7 +2,8 @@
  * Owns what RedisStore sends for a set of policies: which script (flat, per-policy, generic),
  * its policy arguments and state keys, worked out once per policies array.
  */
-import { ALGORITHM_CODES, type AlgorithmName, type Policy } from '@sluice/core'
+import { type AlgorithmName, type Policy } from '@sluice/core'
+import { ALGORITHM_CODES } from '@sluice/core/adapter'
 import type { FlatKind } from './flat-outcome'
 import { escapePart } from './keys'
 import { flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'

@@ -2,11 +2,11 @@ import fc from 'fast-check'
 import {
   ALGORITHMS,
   createLimiter,
-  resolvePolicy,
   type Decision,
   type Policy,
   type PolicyOutcome,
 } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
 import { escapeKey, RedisStore, SCRIPTS } from '@sluice/redis'
 import { ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'

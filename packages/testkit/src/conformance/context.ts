@@ -5,13 +5,13 @@
 import {
   ALGORITHMS,
   createLimiter,
-  resolvePolicy,
   type AlgorithmName,
   type LimiterOptions,
   type LimitOptions,
   type Policy,
   type Store,
 } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
 
 export interface StoreUnderTest {
   readonly store: Store

@@ -3,12 +3,12 @@
  * must apply them, and the random limits, steps and costs the traces are made of.
  */
 import {
-  algorithms,
   type AlgorithmName,
   type LimitOptions,
   type Policy,
   type PolicyOutcome,
 } from '@sluice/core'
+import { algorithms } from '@sluice/core/adapter'
 import fc from 'fast-check'
 
 /** The five fields of the contract (stores may return richer objects, e.g. core's Verdict). */

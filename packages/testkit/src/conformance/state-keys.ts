@@ -1,7 +1,7 @@
 /**
  * Owns the cases of per-policy state keys (rules) in one all-or-nothing call.
  */
-import { resolvePolicy } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
 import type { ConformanceContext } from './context'
 
 export function registerStateKeyCases(ctx: ConformanceContext): void {

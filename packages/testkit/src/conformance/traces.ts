@@ -1,7 +1,8 @@
 /**
  * Owns the randomized traces: every store decides as core's pure transitions do, alone, together, and with several limits.
  */
-import { resolvePolicy, type Policy, type PolicyOutcome, type StoreResult } from '@sluice/core'
+import { type Policy, type PolicyOutcome, type StoreResult } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
 import fc from 'fast-check'
 import type { ConformanceContext } from './context'
 import { plain, ReferenceModel, limitArbitrary, stepArbitrary, costs, type Step } from './model'

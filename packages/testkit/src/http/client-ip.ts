@@ -1,7 +1,8 @@
 /**
  * Owns the scenarios of the client IP key: IPv6 grouping, proxies, bad keys.
  */
-import { ConfigError, resetProxyWarnings } from '@sluice/core'
+import { ConfigError } from '@sluice/core'
+import { resetProxyWarnings } from '@sluice/core/adapter'
 import { captureLogger, type ScenarioContext } from './harness'
 
 export function registerClientIpCases(ctx: ScenarioContext): void {

@@ -1,0 +1,23 @@
+/**
+ * @sluice/core/adapter: what an adapter or a store author uses besides the main entry: the
+ * HTTP pipeline, headers, option aliases, policies and the algorithms' transitions, and the
+ * helpers the packages share. Its types are exported by the main entry.
+ */
+export { combineOutcomes } from './create-limiter'
+export { resolvePolicy, resolvePolicies, ALGORITHM_CODES } from './options'
+export { METER_ALGORITHMS } from './policy'
+export { algorithms } from './algorithms'
+export { boundKey, MAX_KEY_BYTES } from './http/keys'
+export {
+  createHeaderWriter,
+  responseTimes,
+  checkStandardHeaders,
+  STANDARD_HEADER_DRAFTS,
+  DEFAULT_LEGACY_NAMES,
+} from './http/headers'
+export { createHttpLimiter, checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { invalidOption, withoutStack } from './errors'
+export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
+export { resetProxyWarnings } from './http/proxy-warnings'
+export { checkAliasLimit, checkAliasMs, checkAliasDuration } from './http/alias-values'
+export { isPromise } from './promise'
