@@ -18,7 +18,7 @@ import { registerStateKeyCases } from './conformance/state-keys'
 import { registerTraceCases } from './conformance/traces'
 
 export type { StoreCapabilities, StoreUnderTest } from './conformance/context'
-export { ReferenceModel } from './conformance/model'
+export { limitArbitrary, plain, ReferenceModel } from './conformance/model'
 
 /** Runs `describe` with the conformance cases for one store. */
 export function describeStoreConformance(

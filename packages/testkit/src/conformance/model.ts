@@ -69,6 +69,18 @@ export class ReferenceModel {
     this.states.clear()
   }
 
+  /** The states, as text: two models that print the same decide the same from here on. */
+  snapshot(): string {
+    return JSON.stringify([...this.states].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  }
+
+  /** An independent copy: the same policies and states (to try a step at several times). */
+  clone(): ReferenceModel {
+    const copy = new ReferenceModel(this.policies)
+    for (const [id, state] of this.states) copy.states.set(id, state.slice())
+    return copy
+  }
+
   private decide(now: number, cost: number, maxDelayMs?: number): PolicyOutcome[] {
     return this.policies.map((policy) => {
       const out = blankOutcome()
