@@ -35,12 +35,15 @@ export interface Plan {
   readonly hasLog: boolean
   /** Set when the script is a flat one (one policy): how to read its one-integer reply. */
   readonly flat: FlatKind | undefined
+  /** How each policy's reply reads, in the generic scripts' replies too (one per policy). */
+  readonly kinds: readonly FlatKind[]
   readonly policies: readonly Policy[]
   /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
   readonly own: PolicyScript | undefined
 }
 
-const FLAT: Readonly<Partial<Record<AlgorithmName, FlatKind>>> = {
+/** How each algorithm's scripts reply for one policy (see flat-outcome.ts). */
+const FLAT: Readonly<Record<AlgorithmName, FlatKind>> = {
   gcra: 'meter',
   'token-bucket': 'meter',
   'leaky-bucket': 'shaping',
@@ -120,6 +123,7 @@ export class Planner {
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
         hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
         flat,
+        kinds: policies.map((p) => FLAT[p.algorithm]),
         policies,
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
       }

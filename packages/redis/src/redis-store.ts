@@ -221,7 +221,7 @@ export class RedisStore implements Store {
       if (script === plan.script && plan.flat !== undefined) {
         return [flatReply(plan.flat, reply, plan.policies[0], request)]
       }
-      return parseOutcomes(reply, n)
+      return parseOutcomes(reply, plan, request)
     })
   }
 

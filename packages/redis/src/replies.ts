@@ -5,6 +5,7 @@
 import type { Policy, PolicyOutcome, StoreRequest, StoreResult } from '@sluice/core'
 import { flatOutcome, type FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
+import type { Plan } from './plan'
 
 export function asResult(outcomes: PolicyOutcome[]): StoreResult {
   return { outcomes }
@@ -24,22 +25,18 @@ export function flatReply(
   return outcome
 }
 
-/** Five integers per policy, as the scripts return them; -1 retryAfterMs is Infinity. */
-export function parseOutcomes(reply: unknown, n: number): PolicyOutcome[] {
-  if (!Array.isArray(reply) || reply.length !== n * 5) {
+/**
+ * A generic script's reply: one reply per policy, each as its flat script's (see driver.ts),
+ * read with core's formulas; throws on a malformed one.
+ */
+export function parseOutcomes(reply: unknown, plan: Plan, request: StoreRequest): PolicyOutcome[] {
+  const n = plan.policies.length
+  if (!Array.isArray(reply) || reply.length !== n) {
     throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
   }
   const outcomes: PolicyOutcome[] = new Array(n)
   for (let i = 0; i < n; i++) {
-    const r = reply as number[]
-    const retry = r[i * 5 + 3]
-    outcomes[i] = {
-      allowed: r[i * 5] === 1,
-      remaining: r[i * 5 + 1],
-      resetMs: r[i * 5 + 2],
-      retryAfterMs: retry === -1 ? Infinity : retry,
-      delayMs: r[i * 5 + 4],
-    }
+    outcomes[i] = flatReply(plan.kinds[i], reply[i], plan.policies[i], request)
   }
   return outcomes
 }

@@ -22,10 +22,12 @@
  * resharded key until the move ends. Same slot by construction; redis.pcall, so a GET that the
  * cluster refuses mid-migration (the block already moved, the state not yet) reads as no block.
  *
- * Returns (consume, peek) five integers per policy: allowed (1/0), remaining, resetMs,
- * retryAfterMs (-1: never, the cost exceeds the capacity), delayMs. While the key is blocked
- * every policy answers 0, 0, wait, wait, 0 and nothing is read or written. Refund and
- * penalize return nothing.
+ * Returns (consume, peek) one reply per policy, the one its flat script would give (see
+ * flat.ts): the state as decide reads it (the backlog of a meter, a fixed window's count and
+ * wait, a sliding window's counters, a log's summary), before this request. The store computes
+ * each outcome from it with core's own decide (flat-outcome.ts); the scripts only test
+ * admission. While the key is blocked every policy answers -(ms until it ends) and nothing is
+ * read or written. Refund and penalize return nothing.
  */
 export const DRIVER = `
 local op = ARGV[1]
@@ -47,13 +49,7 @@ if op == 'c' or op == 'p' then
     local wait = tonumber(blocked) - now
     if wait > 0 then
       local out = {}
-      for i = 1, n do
-        out[#out + 1] = 0
-        out[#out + 1] = 0
-        out[#out + 1] = wait
-        out[#out + 1] = wait
-        out[#out + 1] = 0
-      end
+      for i = 1, n do out[i] = -wait end
       return out
     end
   end
@@ -101,10 +97,9 @@ end
 
 local out, admitted = {}, true
 for i = 1, n do
-  local o = { 0, 0, 0, 0, 0 }
-  policies[i].alg.decide(states[i], now, policies[i], cost, o)
-  if o[1] == 0 then admitted = false end
-  for k = 1, 5 do out[#out + 1] = o[k] end
+  local fits, reply = policies[i].alg.look(states[i], now, policies[i], cost)
+  if not fits then admitted = false end
+  out[i] = reply
 end
 
 if op == 'c' and admitted and cost > 0 then

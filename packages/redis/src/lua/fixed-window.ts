@@ -19,28 +19,14 @@ local function current_window(s, now, p)
   return aligned
 end
 
-function fixed_window.decide(s, now, p, cost, o)
+-- The count before this request and the ms to the next window packed as the flat script's
+-- reply (count x (window + 1) + ms, a held window's wait told as one window).
+function fixed_window.look(s, now, p, cost)
   local window_start = current_window(s, now, p)
   local count = 0
   if s[0] == window_start then count = s[1] end
-  local until_next = window_start + p.window - now
-  if cost > p.limit then
-    local reset = 0
-    if count > 0 then reset = until_next end
-    return reject_forever(o, p.limit - count, reset)
-  end
-  o[5] = 0
-  if count + cost <= p.limit then
-    o[1] = 1
-    o[2] = p.limit - count - cost
-    if count + cost > 0 then o[3] = until_next else o[3] = 0 end
-    o[4] = 0
-  else
-    o[1] = 0
-    o[2] = max(0, p.limit - count)
-    o[3] = until_next
-    o[4] = until_next
-  end
+  local reply = count * (p.window + 1) + min(p.window, window_start + p.window - now)
+  return cost <= p.limit and count + cost <= p.limit, reply
 end
 
 function fixed_window.apply(s, now, p, cost)

@@ -28,8 +28,9 @@ function gcra.load(key)
   return { [0] = tat, rem }
 end
 
-function gcra.decide(s, now, p, cost, o)
-  decide_meter(gcra_backlog(s, now, p), p, cost, o, false)
+function gcra.look(s, now, p, cost)
+  local backlog = gcra_backlog(s, now, p)
+  return meter_fits(backlog, p, cost, false), backlog
 end
 
 function gcra.apply(s, now, p, cost)

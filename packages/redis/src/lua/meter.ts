@@ -4,44 +4,17 @@
  * `limit` per ms. Outcome `o`: {allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs}.
  */
 export const METER = `
-local function decide_meter(backlog, p, cost, o, shaping)
-  local capacity = p.burst * p.window
+-- Whether a request of cost fits the backlog: core's decideMeter admission, reservations
+-- (MAXD) as there. The outcome itself the store computes from the backlog (flat-outcome.ts).
+local function meter_fits(backlog, p, cost, shaping)
+  if cost > p.burst then return false end
   local need = cost * p.window
-  if cost > p.burst then
-    return reject_forever(o, floor((capacity - backlog) / p.window), ceil(backlog / p.limit))
-  end
   if MAXD > 0 and cost > 0 then
-    local ahead = backlog + need - capacity
+    local ahead = backlog + need - p.burst * p.window
     if shaping then ahead = backlog end
-    local reserve = MAXD * p.limit
-    if ahead <= reserve then
-      o[1] = 1
-      o[2] = max(0, floor((capacity - backlog - need) / p.window))
-      o[3] = ceil((backlog + need) / p.limit)
-      o[4] = 0
-      if ahead > 0 then o[5] = ceil(ahead / p.limit) else o[5] = 0 end
-    else
-      o[1] = 0
-      o[2] = max(0, floor((capacity - backlog) / p.window))
-      o[3] = ceil(backlog / p.limit)
-      o[4] = ceil((ahead - reserve) / p.limit)
-      o[5] = 0
-    end
-    return
+    return ahead <= MAXD * p.limit
   end
-  if backlog + need <= capacity then
-    o[1] = 1
-    o[2] = floor((capacity - backlog - need) / p.window)
-    o[3] = ceil((backlog + need) / p.limit)
-    o[4] = 0
-    if shaping and cost > 0 then o[5] = ceil(backlog / p.limit) else o[5] = 0 end
-  else
-    o[1] = 0
-    o[2] = max(0, floor((capacity - backlog) / p.window))
-    o[3] = ceil(backlog / p.limit)
-    o[4] = ceil((backlog + need - capacity) / p.limit)
-    o[5] = 0
-  end
+  return backlog + need <= p.burst * p.window
 end
 
 -- The backlog after a penalty: raised by cost x window, never past the capacity (core: penalized).

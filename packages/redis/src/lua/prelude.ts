@@ -11,7 +11,6 @@ local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local tonumber, tostring, unpack = tonumber, tostring, unpack
 local format, sub, find = string.format, string.sub, string.find
 local call = redis.call
-local NEVER = -1
 local SLACK = 0
 local SEQ, REQUEST = 0, ''
 -- maxDelayMs of the request (reservations, meters only); 0: none.
@@ -26,14 +25,6 @@ end
 -- Lua's C stack. Slices are even-sized so field/value and score/member pairs stay together.
 local function call_many(cmd, key, args)
   for i = 1, #args, 1000 do call(cmd, key, unpack(args, i, min(i + 999, #args))) end
-end
-
-local function reject_forever(o, remaining, reset_ms)
-  o[1] = 0
-  if remaining > 0 then o[2] = remaining else o[2] = 0 end
-  o[3] = reset_ms
-  o[4] = NEVER
-  o[5] = 0
 end
 
 -- Two integers (a >= 0, 0 <= b < 1e13) as one decimal string: a + 1, then b in 13 digits.

@@ -29,36 +29,18 @@ function sliding_log.load(key)
   return key
 end
 
-function sliding_log.decide(key, now, p, cost, o)
+-- Admission, and the flat script's reply: { live, newest - now, mustExpire - now }, what core's
+-- decide reads of the log (0 where it reads nothing).
+function sliding_log.look(key, now, p, cost)
   local after = '(' .. int(now - p.window)
   local live = call('ZCOUNT', key, after, '+inf')
-  local newest = 0
+  local newest = now
   if live > 0 then newest = sl_newest(key) end
-  if cost > p.limit then
-    local reset = 0
-    if live > 0 then reset = newest + p.window - now end
-    return reject_forever(o, p.limit - live, reset)
+  local must = now
+  if cost <= p.limit and live + cost > p.limit then
+    must = tonumber(call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - p.limit - 1, 1)[2])
   end
-  o[5] = 0
-  if live + cost <= p.limit then
-    o[1] = 1
-    o[2] = p.limit - live - cost
-    o[4] = 0
-    if cost > 0 then
-      o[3] = p.window
-    elseif live > 0 then
-      o[3] = newest + p.window - now
-    else
-      o[3] = 0
-    end
-  else
-    o[1] = 0
-    o[2] = max(0, p.limit - live)
-    -- The request fits once the (live + cost - limit) oldest live timestamps have left.
-    local must = call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - p.limit - 1, 1)
-    o[4] = tonumber(must[2]) + p.window - now
-    o[3] = newest + p.window - now
-  end
+  return cost <= p.limit and live + cost <= p.limit, { live, newest - now, must - now }
 end
 
 function sliding_log.apply(key, now, p, cost)

@@ -26,27 +26,6 @@ local function sw_scaled_estimate(s, p, now)
   return full * size + oldest * (size - (now - bucket * size))
 end
 
-local function sw_wait_for(s, p, now, cost)
-  local size = p.window / p.precision
-  local first = floor(now / size)
-  for bucket = first, first + p.precision + 1 do
-    local full = 0
-    for j = bucket - p.precision + 1, bucket do full = full + sw_count(s, p, j) end
-    local oldest = sw_count(s, p, bucket - p.precision)
-    local headroom = p.limit - cost + 1 - full
-    if headroom > 0 then
-      local start = 0
-      if bucket == first then start = now - bucket * size end
-      local offset = start
-      if oldest * (size - start) >= headroom * size then
-        offset = size - ceil((headroom * size) / oldest) + 1
-      end
-      return bucket * size + offset - now
-    end
-  end
-  return p.window
-end
-
 local function sw_newest_counted(s, p)
   local ring = p.precision + 1
   local bucket = s[0]
@@ -63,15 +42,6 @@ local function sw_reset_at(s, p)
   return (bucket + p.precision + 1) * (p.window / p.precision)
 end
 
-local function sw_release_at(s, p, now)
-  local bucket = sw_newest_counted(s, p)
-  if bucket < 0 then return 0 end
-  local size = p.window / p.precision
-  local fades = (bucket + p.precision) * size
-  if fades > now then return fades end
-  return fades + size
-end
-
 function sliding_window.load(key, p)
   local s = { [0] = 0 }
   for i = 1, p.precision + 1 do s[i] = 0 end
@@ -82,27 +52,20 @@ function sliding_window.load(key, p)
   return s
 end
 
-function sliding_window.decide(s, raw_now, p, cost, o)
+-- Admission at now held at the newest bucket counted; the reply is the state as read (now,
+-- the newest bucket, then slot and counter of each non-zero counter), as the flat script's.
+function sliding_window.look(s, raw_now, p, cost)
   local size = p.window / p.precision
   local now = max(raw_now, s[0] * size)
-  local shift = now - raw_now
   local used = floor(sw_scaled_estimate(s, p, now) / size)
-  local fits = cost <= p.limit and used + cost <= p.limit
-  local reset
-  if fits and cost > 0 then reset = (floor(now / size) + p.precision) * size else reset = sw_release_at(s, p, now) end
-  if reset > raw_now then reset = reset - raw_now else reset = 0 end
-  if cost > p.limit then return reject_forever(o, p.limit - used, reset) end
-  o[3] = reset
-  o[5] = 0
-  if fits then
-    o[1] = 1
-    o[2] = p.limit - used - cost
-    o[4] = 0
-  else
-    o[1] = 0
-    o[2] = max(0, p.limit - used)
-    o[4] = sw_wait_for(s, p, now, cost) + shift
+  local reply = { raw_now, s[0] }
+  for i = 1, p.precision + 1 do
+    if s[i] > 0 then
+      reply[#reply + 1] = i - 1
+      reply[#reply + 1] = s[i]
+    end
   end
+  return cost <= p.limit and used + cost <= p.limit, reply
 end
 
 function sliding_window.apply(s, raw_now, p, cost)

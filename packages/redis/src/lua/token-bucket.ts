@@ -14,8 +14,9 @@ function ${name}.load(key)
   return { [0] = level, last }
 end
 
-function ${name}.decide(s, now, p, cost, o)
-  decide_meter(drained(s[0], s[1], now, p), p, cost, o, ${shaping})
+function ${name}.look(s, now, p, cost)
+  local backlog = drained(s[0], s[1], now, p)
+  return meter_fits(backlog, p, cost, ${shaping}), backlog
 end
 
 function ${name}.apply(s, now, p, cost)
