@@ -19,7 +19,7 @@ export interface Decision {
   readonly remaining: number
   /**
    * ms until the binding policy's quota is fully restored; sliding-window: until its newest
-   * requests begin to fade (at most one window; whole one bucket later).
+   * requests begin to fade (at most one window, 0 once they fade; whole one bucket later).
    */
   readonly resetMs: number
   /** 0 when allowed; else ms until a request of this cost can pass (`Infinity` when its cost exceeds a policy's capacity). */

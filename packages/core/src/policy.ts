@@ -50,7 +50,7 @@ export interface PolicyOutcome {
   remaining: number
   /**
    * ms until the policy's quota is fully restored; sliding-window: until its newest requests
-   * begin to fade (at most one window; whole one bucket later).
+   * begin to fade (at most one window, 0 once they fade; whole one bucket later).
    */
   resetMs: number
   /** 0 when allowed; else ms until a request of this cost could pass (Infinity: it never can). */

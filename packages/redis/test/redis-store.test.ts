@@ -647,6 +647,31 @@ describe('block cache', () => {
     expect(cached).toBe(33)
   })
 
+  test('a cached sliding-window rejection tells what Redis would, as its newest requests begin to fade', async () => {
+    const policies = [
+      resolvePolicy({ algorithm: 'sliding-window', limit: 1, window: 500, precision: 2 }),
+    ]
+    const answers = async (store: RedisStore) => {
+      const key = freshKey()
+      const at = (now: number) => store.consume({ key, policies, cost: 1, now })
+      await at(10_003_196) // admitted into bucket 40012 (250 ms buckets)
+      await at(10_003_196) // rejected: cached
+      // 304 ms on, bucket 40012 is about to fade: its reset counts down to it and stays there.
+      return [plain((await at(10_003_500)).outcomes), plain((await at(10_003_501)).outcomes)]
+    }
+    const client = connect()
+    const cached = await answers(
+      new RedisStore({ client, time: 'client', clockToleranceMs: 60_000 }),
+    )
+    const uncached = await answers(
+      new RedisStore({ client, time: 'client', clockToleranceMs: 60_000, blockCache: false }),
+    )
+    expect(cached).toEqual(uncached)
+    expect(uncached[0]).toEqual([
+      { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 1, delayMs: 0 },
+    ])
+  })
+
   test('cached answers with server time are whole ms (the local clock is fractional)', async () => {
     const store = new RedisStore({ client: connect() })
     const limiter = createLimiter({ store, algorithm: 'gcra', limit: 1, window: '1h' })

@@ -137,16 +137,17 @@ function resetAt(s: StateVector, b: number, policy: Policy, size: number): numbe
 
 /**
  * The reset a decision reports (`resetMs`, the headers' `t`): when the newest counted requests
- * stop counting in full and begin to fade out of the estimate, or, when they already fade, when
- * they are gone. At most one window ahead; the quota is whole one bucket after it. (Whole again
- * would be up to a window and a bucket ahead: IETF draft-10's `t` is when more quota is made
- * available, not when all of it is.)
+ * stop counting in full and begin to fade out of the estimate; 0 (now) once they fade. At most
+ * one window ahead; the quota is whole one bucket after it. (Whole again would be up to a
+ * window and a bucket ahead: IETF draft-10's `t` is when more quota is made available, not when
+ * all of it is.) A fixed moment, so a reset told earlier counts down to it (RedisStore's block
+ * cache answers so).
  */
 function releaseAt(s: StateVector, b: number, policy: Policy, size: number, now: number): number {
   const bucket = newestCounted(s, b, policy)
   if (bucket < 0) return 0
   const fades = (bucket + policy.precision) * size
-  return fades > now ? fades : fades + size
+  return fades > now ? fades : 0
 }
 
 /** decide's answer to a request that does not fit (kept apart so the admit path stays small). */
