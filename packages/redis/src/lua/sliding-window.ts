@@ -1,6 +1,7 @@
 /**
- * sliding-window, mirroring core's algorithms/sliding-window.ts (count, scaledEstimate,
- * waitFor, resetAt, releaseAt, decide, apply, refund). `s[0]` is the newest bucket, `s[1 + i]` the
+ * sliding-window, the state transitions of core's algorithms/sliding-window.ts (count,
+ * scaledEstimate for the admission test, resetAt for the TTL, apply, refund); the outcome is
+ * core's decide on the state `look` returns. `s[0]` is the newest bucket, `s[1 + i]` the
  * counter of ring slot i (precision + 1 slots).
  *
  * Redis state: one hash, field `n` = newest bucket and fields `0`..`precision` = the non-zero
