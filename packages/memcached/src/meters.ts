@@ -59,17 +59,7 @@ export class Meters {
       write.parts.push(part)
     })
     if (writes.size === 0) return
-    const results = await Promise.all(
-      [...writes.values()].map((write) =>
-        this.wire.compareAndSet(
-          route,
-          write.key,
-          encodeMeter(write.state),
-          meterTtl(write, now),
-          write.cas,
-        ),
-      ),
-    )
+    const results = await this.writeBack(route, [...writes.values()], now)
     if (results.every((result) => result === true)) return
     const won = [...writes.values()].filter((_, i) => results[i] === true).flatMap((w) => w.parts)
     await this.refund(route, won, now, cost, now, false).catch(() => undefined)
@@ -112,17 +102,7 @@ export class Meters {
         write.parts.push(part)
       }
       const list = [...writes.values()]
-      const results = await Promise.all(
-        list.map((write) =>
-          this.wire.compareAndSet(
-            route,
-            write.key,
-            encodeMeter(write.state),
-            meterTtl(write, now),
-            write.cas,
-          ),
-        ),
-      )
+      const results = await this.writeBack(route, list, now)
       pending = list.filter((_, i) => results[i] !== true).flatMap((write) => write.parts)
     }
   }
@@ -148,6 +128,25 @@ export class Meters {
       (part, state) => part.algorithm.refund(state, 0, now, part.policy, cost, at),
       strict,
       false,
+    )
+  }
+
+  /** Each write by compare-and-swap, at once: true for those that won. */
+  private writeBack(
+    route: string,
+    writes: readonly MeterWrite[],
+    now: number,
+  ): Promise<Array<true | typeof CONFLICT>> {
+    return Promise.all(
+      writes.map((write) =>
+        this.wire.compareAndSet(
+          route,
+          write.key,
+          encodeMeter(write.state),
+          meterTtl(write, now),
+          write.cas,
+        ),
+      ),
     )
   }
 }

@@ -97,6 +97,12 @@ function check(valid: boolean, name: string, expected: string, value: unknown): 
   if (!valid) throw new ConfigError(`\`${name}\` must be ${expected}; got ${describeValue(value)}`)
 }
 
+/** A ConfigError unless `value` is a safe integer of at least `min`. */
+function checkInteger(value: number, name: string, min: number): void {
+  const expected = min === 0 ? 'an integer >= 0' : 'a positive integer'
+  check(Number.isSafeInteger(value) && value >= min, name, expected, value)
+}
+
 function isClient(client: unknown): client is Redis | Cluster {
   return (
     typeof client === 'object' &&
@@ -119,38 +125,18 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time)
   const serverTime = time === 'server'
   const tolerance = options.clockToleranceMs ?? 1000
-  check(
-    Number.isSafeInteger(tolerance) && tolerance >= 0,
-    'clockToleranceMs',
-    'an integer >= 0',
-    tolerance,
-  )
+  checkInteger(tolerance, 'clockToleranceMs', 0)
   const cache = options.blockCache ?? {}
   let blockCache: BlockCache | undefined
   if (cache !== false) {
     const maxKeys = cache.maxKeys ?? 10_000
-    check(
-      Number.isSafeInteger(maxKeys) && maxKeys >= 1,
-      'blockCache.maxKeys',
-      'a positive integer',
-      maxKeys,
-    )
+    checkInteger(maxKeys, 'blockCache.maxKeys', 1)
     blockCache = new BlockCache(maxKeys)
   }
   const policyScripts = options.policyScripts ?? 100
-  check(
-    Number.isSafeInteger(policyScripts) && policyScripts >= 0,
-    'policyScripts',
-    'an integer >= 0',
-    policyScripts,
-  )
+  checkInteger(policyScripts, 'policyScripts', 0)
   const batchSize = options.batchSize ?? 32
-  check(
-    Number.isSafeInteger(batchSize) && batchSize >= 1,
-    'batchSize',
-    'a positive integer',
-    batchSize,
-  )
+  checkInteger(batchSize, 'batchSize', 1)
   return {
     client: options.client,
     prefix: checkPrefix(options.prefix ?? 'sluice'),

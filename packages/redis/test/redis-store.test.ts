@@ -8,7 +8,7 @@ import {
 } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { escapeKey, RedisStore, SCRIPTS } from '@sluice/redis'
-import { ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
+import { plain, ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
 
 let server: RedisServer
@@ -43,16 +43,6 @@ async function scriptCalls(): Promise<number> {
 
 let keys = 0
 const freshKey = (): string => `t${Date.now().toString(36)}${keys++}`
-
-function plain(outcomes: readonly PolicyOutcome[]): PolicyOutcome[] {
-  return outcomes.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
-    allowed,
-    remaining,
-    resetMs,
-    retryAfterMs,
-    delayMs,
-  }))
-}
 
 beforeAll(async () => {
   server = await startRedis()

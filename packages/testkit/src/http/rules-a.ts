@@ -1,16 +1,8 @@
 /**
  * Owns the first scenarios of rules and descriptors: matching, unlimited and shadow rules.
  */
-import { type DescriptorEntry, type HttpRequestLike } from '@sluice/core'
 import { fakeClock, T0, type ScenarioContext } from './harness'
-
-/** The request path, as every framework's request carries it. */
-const path = (req: HttpRequestLike) => (req.url ?? '/').split('?')[0]
-const descriptors = (req: HttpRequestLike): DescriptorEntry[] => [
-  ['route', path(req)],
-  ['user', req.headers['x-user'] as string | undefined],
-]
-const minute = (n: number) => ({ unit: 'minute' as const, requests_per_unit: n })
+import { descriptors, minute } from './rules-helpers'
 
 export function registerRuleCases(ctx: ScenarioContext): void {
   const { start } = ctx

@@ -5,16 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import request from 'supertest'
-import { type DecisionEvent, type DescriptorEntry, type HttpRequestLike } from '@sluice/core'
+import { type DecisionEvent } from '@sluice/core'
 import { fakeClock, captureLogger, sleep, T0, type ScenarioContext } from './harness'
-
-/** The request path, as every framework's request carries it. */
-const path = (req: HttpRequestLike) => (req.url ?? '/').split('?')[0]
-const descriptors = (req: HttpRequestLike): DescriptorEntry[] => [
-  ['route', path(req)],
-  ['user', req.headers['x-user'] as string | undefined],
-]
-const minute = (n: number) => ({ unit: 'minute' as const, requests_per_unit: n })
+import { descriptors, minute } from './rules-helpers'
 
 export function registerRuleReloadCases(ctx: ScenarioContext): void {
   const { start, harness } = ctx
