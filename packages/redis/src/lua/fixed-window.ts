@@ -1,8 +1,28 @@
 /**
- * fixed-window, mirroring core's algorithms/fixed-window.ts.
+ * fixed-window, mirroring core's algorithms/fixed-window.ts. One source for both script
+ * families: the generic module below and the flat script (flat/windows.ts) are built from the
+ * same fragments, which read `sa` (the count), `sb` (the window start), `now`, `cost`, `limit`
+ * and `window`.
  * Redis state: one string, the pair (count, windowStart) as an int64 (see encode_pair),
  * expiring at the end of the window.
  */
+
+/**
+ * The window `now` counts in (held at the newest window counted when the clock stepped back,
+ * as core's currentWindow), and `count`, its count before this request.
+ */
+export const FW_CURRENT = `local window_start = now - now % window
+if sb > window_start then window_start = sb end
+local count = 0
+if sb == window_start then count = sa end
+`
+
+/** The reply: count x (window + 1) + ms to the next window (a held window's wait told as one). */
+export const FW_REPLY = 'count * (window + 1) + math.min(window, window_start + window - now)'
+
+/** Whether the request fits (decide's admission test). */
+export const FW_FITS = 'cost <= limit and count + cost <= limit'
+
 export const FIXED_WINDOW = `
 local fixed_window = {}
 ALG.fw = fixed_window
@@ -12,30 +32,17 @@ function fixed_window.load(key)
   return { [0] = window_start, count }
 end
 
--- A clock behind the newest window counted is held in that window (see core's currentWindow).
-local function current_window(s, now, p)
-  local aligned = now - now % p.window
-  if s[0] > aligned then return s[0] end
-  return aligned
-end
-
--- The count before this request and the ms to the next window packed as the flat script's
--- reply (count x (window + 1) + ms, a held window's wait told as one window).
 function fixed_window.look(s, now, p, cost)
-  local window_start = current_window(s, now, p)
-  local count = 0
-  if s[0] == window_start then count = s[1] end
-  local reply = count * (p.window + 1) + min(p.window, window_start + p.window - now)
-  return cost <= p.limit and count + cost <= p.limit, reply
+  local sa, sb, limit, window = s[1], s[0], p.limit, p.window
+  ${FW_CURRENT}
+  return ${FW_FITS}, ${FW_REPLY}
 end
 
 function fixed_window.apply(s, now, p, cost)
-  local window_start = current_window(s, now, p)
-  if s[0] ~= window_start then
-    s[0] = window_start
-    s[1] = 0
-  end
-  s[1] = s[1] + cost
+  local sa, sb, window = s[1], s[0], p.window
+  ${FW_CURRENT}
+  s[0] = window_start
+  s[1] = count + cost
 end
 
 -- at nil: a reward, from the stored window (a stale one no longer counts anyway).

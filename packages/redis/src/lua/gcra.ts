@@ -1,26 +1,49 @@
+import { meterFits } from './meter'
+
 /**
- * gcra, mirroring core's algorithms/gcra.ts. Needs METER.
+ * gcra, mirroring core's algorithms/gcra.ts. Needs METER. One source for both script
+ * families: the generic module below and the flat script (flat/meters.ts) are built from the
+ * same fragments, which read `sa` (the TAT's remainder), `sb` (the TAT, ms), `now` and `limit`.
  * Redis state: one string, the pair (tatRemainder, tatMs) as an int64 (see encode_pair),
  * expiring at the theoretical arrival time.
  */
+
+/** The backlog at `now` (x window, never below 0): how far the TAT is ahead of now. */
+export const GCRA_BACKLOG = `local backlog = (sb - now) * limit + sa
+if backlog < 0 then backlog = 0 end
+`
+
+/** The TAT (`tat`, `rem`) of a backlog `after` (all zeros when it is empty). */
+export const GCRA_SET = `local tat, rem = 0, 0
+if after > 0 then
+  tat = now + floor(after / limit)
+  rem = after % limit
+end
+`
+
+/** When the state is empty again: the TAT, rounded up to whole ms. */
+export const GCRA_EXPIRY = `local expires_at = 0
+if tat > 0 then
+  expires_at = tat
+  if rem > 0 then expires_at = tat + 1 end
+end
+`
+
 export const GCRA = `
 local gcra = {}
 ALG.gc = gcra
 
 local function gcra_backlog(s, now, p)
-  local ahead = (s[0] - now) * p.limit + s[1]
-  if ahead > 0 then return ahead end
-  return 0
+  local sa, sb, limit = s[1], s[0], p.limit
+  ${GCRA_BACKLOG}
+  return backlog
 end
 
-local function gcra_set(s, now, p, backlog_after)
-  if backlog_after <= 0 then
-    s[0] = 0
-    s[1] = 0
-    return
-  end
-  s[0] = now + floor(backlog_after / p.limit)
-  s[1] = backlog_after % p.limit
+local function gcra_set(s, now, p, after)
+  local limit = p.limit
+  ${GCRA_SET}
+  s[0] = tat
+  s[1] = rem
 end
 
 function gcra.load(key)
@@ -29,8 +52,9 @@ function gcra.load(key)
 end
 
 function gcra.look(s, now, p, cost)
+  local limit, window, burst, maxd = p.limit, p.window, p.burst, MAXD
   local backlog = gcra_backlog(s, now, p)
-  return meter_fits(backlog, p, cost, false), backlog
+  return ${meterFits(false)}, backlog
 end
 
 function gcra.apply(s, now, p, cost)
@@ -46,11 +70,8 @@ function gcra.penalize(s, now, p, cost)
 end
 
 function gcra.save(key, s, now, p)
-  local expires_at = 0
-  if s[0] > 0 then
-    expires_at = s[0]
-    if s[1] > 0 then expires_at = expires_at + 1 end
-  end
-  save_pair(key, s[1], s[0], expires_at, now)
+  local tat, rem = s[0], s[1]
+  ${GCRA_EXPIRY}
+  save_pair(key, rem, tat, expires_at, now)
 end
 `

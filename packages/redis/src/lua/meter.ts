@@ -1,33 +1,36 @@
 /**
- * Mirrors core's algorithms/meter.ts (decideMeter, drained) line by line: token-bucket,
- * leaky-bucket and gcra keep a backlog multiplied by the window, which drains by exactly
- * `limit` per ms. Outcome `o`: {allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs}.
+ * What the meters (token-bucket, leaky-bucket, gcra) share, mirroring core's algorithms/meter.ts:
+ * a backlog multiplied by the window, which drains by exactly `limit` per ms. One source for
+ * both script families: the admission test is a fragment the generic module below and the flat
+ * scripts (flat/meters.ts) both use; it reads `backlog`, `cost`, `limit`, `window`, `burst` and
+ * `maxd` (maxDelayMs: reservations).
  */
-export const METER = `
--- Whether a request of cost fits the backlog: core's decideMeter admission, reservations
--- (MAXD) as there. The outcome itself the store computes from the backlog (flat-outcome.ts).
-local function meter_fits(backlog, p, cost, shaping)
-  if cost > p.burst then return false end
-  local need = cost * p.window
-  if MAXD > 0 and cost > 0 then
-    local ahead = backlog + need - p.burst * p.window
-    if shaping then ahead = backlog end
-    return ahead <= MAXD * p.limit
-  end
-  return backlog + need <= p.burst * p.window
-end
 
+/**
+ * Whether a request of `cost` fits the backlog: core's decideMeter admission, reservations as
+ * there (shaping holds up to maxDelayMs of backlog; the others may run up to it past the
+ * capacity). A cost-0 request is never applied, so its answer does not matter.
+ */
+export function meterFits(shaping: boolean): string {
+  const ahead = shaping ? 'backlog' : 'backlog + cost * window - burst * window'
+  return `cost <= burst and (maxd > 0 and ${ahead} <= maxd * limit or maxd <= 0 and backlog + cost * window <= burst * window)`
+}
+
+/** The level a bucket's backlog (`sa`, last refilled at `sb`) has drained to at `now`, and when. */
+export const BUCKET_DRAINED = `local level = sa
+if now > sb then
+  level = sa - (now - sb) * limit
+  if level < 0 then level = 0 end
+end
+local last = sb
+if now > last then last = now end
+`
+
+export const METER = `
 -- The backlog after a penalty: raised by cost x window, never past the capacity (core: penalized).
 local function penalized(backlog, p, cost)
   local raised = min(p.burst * p.window, backlog + cost * p.window)
   if raised > backlog then return raised end
   return backlog
-end
-
-local function drained(level, last, now, p)
-  if now <= last then return level end
-  local left = level - (now - last) * p.limit
-  if left > 0 then return left end
-  return 0
 end
 `

@@ -1,8 +1,28 @@
 /**
  * token-bucket (and, with shaping, leaky-bucket), mirroring core's algorithms/token-bucket.ts.
- * Needs METER. Redis state: one string, the pair (missing x windowMs, lastRefill), expiring
- * when the bucket is full again.
+ * Needs METER. One source for both script families: the generic module below and the flat
+ * script (flat/meters.ts) are built from the same fragments, which read `sa` (the backlog:
+ * missing x windowMs), `sb` (the last refill), `now` and `limit`.
+ * Redis state: one string, the pair (missing x windowMs, lastRefill), expiring when the bucket
+ * is full again.
  */
+import { meterFits } from './meter'
+
+/** The `level` the backlog has drained to at `now`, and the refill time `last` it is as of. */
+export const BUCKET_DRAINED = `local level = sa
+if now > sb then
+  level = sa - (now - sb) * limit
+  if level < 0 then level = 0 end
+end
+local last = sb
+if now > last then last = now end
+`
+
+/** When the bucket is full again (0: it is). */
+export const BUCKET_EXPIRY = `local expires_at = 0
+if level > 0 then expires_at = last + ceil(level / limit) end
+`
+
 export function bucketLua(code: 'tb' | 'lb', shaping: boolean): string {
   const name = code === 'tb' ? 'token_bucket' : 'leaky_bucket'
   return `
@@ -14,30 +34,40 @@ function ${name}.load(key)
   return { [0] = level, last }
 end
 
+local function ${name}_drained(s, now, p)
+  local sa, sb, limit = s[0], s[1], p.limit
+  ${BUCKET_DRAINED}
+  return level, last
+end
+
 function ${name}.look(s, now, p, cost)
-  local backlog = drained(s[0], s[1], now, p)
-  return meter_fits(backlog, p, cost, ${shaping}), backlog
+  local limit, window, burst, maxd = p.limit, p.window, p.burst, MAXD
+  local backlog = ${name}_drained(s, now, p)
+  return ${meterFits(shaping)}, backlog
 end
 
 function ${name}.apply(s, now, p, cost)
-  s[0] = drained(s[0], s[1], now, p) + cost * p.window
-  s[1] = max(now, s[1])
+  local level, last = ${name}_drained(s, now, p)
+  s[0] = level + cost * p.window
+  s[1] = last
 end
 
 function ${name}.refund(s, now, p, cost, at)
-  s[0] = max(0, drained(s[0], s[1], now, p) - cost * p.window)
-  s[1] = max(now, s[1])
+  local level, last = ${name}_drained(s, now, p)
+  s[0] = max(0, level - cost * p.window)
+  s[1] = last
 end
 
 function ${name}.penalize(s, now, p, cost)
-  s[0] = penalized(drained(s[0], s[1], now, p), p, cost)
-  s[1] = max(now, s[1])
+  local level, last = ${name}_drained(s, now, p)
+  s[0] = penalized(level, p, cost)
+  s[1] = last
 end
 
 function ${name}.save(key, s, now, p)
-  local expires_at = 0
-  if s[0] > 0 then expires_at = s[1] + ceil(s[0] / p.limit) end
-  save_pair(key, s[0], s[1], expires_at, now)
+  local level, last, limit = s[0], s[1], p.limit
+  ${BUCKET_EXPIRY}
+  save_pair(key, level, last, expires_at, now)
 end
 `
 }

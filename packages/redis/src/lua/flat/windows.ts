@@ -1,6 +1,7 @@
 /**
  * Owns the flat scripts of the windows (fixed-window, sliding-window, sliding-log).
  */
+import { FW_CURRENT, FW_FITS, FW_REPLY } from '../fixed-window'
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
 /** fixed-window: sa = count, sb = window start. */
@@ -20,16 +21,9 @@ if op == 'r' then
   ${save('count', 'sb', 'expires_at')}
   return nil
 end
-local window_start = now - now % window
--- A clock behind the newest window counted is held in that window (core's currentWindow).
-if sb > window_start then window_start = sb end
-local count = 0
-if sb == window_start then count = sa end
--- The reply packs the count before this request and the ms to the next window (1..window; a
--- held window's wait, longer, is told as one window): the store computes the outcome from
--- them with core's formulas (decideFixedWindow).
-local reply = count * (window + 1) + math.min(window, window_start + window - now)
-if cost > limit or count + cost > limit or op == 'p' or cost == 0 then return reply end
+${FW_CURRENT}-- The store computes the outcome from the reply with core's decide (flat-outcome.ts).
+local reply = ${FW_REPLY}
+if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
 ${save('count', 'window_start', 'window_start + window')}
 return reply
