@@ -128,7 +128,7 @@ export class Batcher {
         const kind = plan.flat as FlatKind
         for (let i = 0; i < batch.length; i++) {
           const { request, resolve, reject } = batch[i]
-          // A decision that failed in the script (see tail in lua/flat.ts) fails alone.
+          // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
           if (replies[i] instanceof Error) {
             reject(replies[i])
             continue

@@ -5,7 +5,7 @@ import { type Policy, type PolicyOutcome } from '@sluice/core'
 import { algorithms } from '@sluice/core/adapter'
 
 /**
- * The outcome of a flat script's one-integer reply (see lua/flat.ts), computed by core's own
+ * The outcome of a flat script's one-integer reply (see lua/flat/), computed by core's own
  * `decide` on a state rebuilt from the reply, so the fields are core's formulas by
  * construction (the script only tests admission, the same test as core's).
  *

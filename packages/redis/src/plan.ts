@@ -16,7 +16,7 @@ export interface LoadedScript {
   sent: boolean
 }
 
-/** A flat script with one policy baked in (see lua/flat.ts), and its batch form. */
+/** A flat script with one policy baked in (see lua/flat/), and its batch form. */
 export interface PolicyScript extends LoadedScript {
   readonly batch: LoadedScript
 }

@@ -250,7 +250,7 @@ export class RedisStore implements Store {
 
   /**
    * EVALSHA <sha> 1 <key>, then only the ARGV up to the last one that is not its default (see
-   * `inputs` in lua/flat.ts), so a consume with server time and cost 1 sends no ARGV at all.
+   * `inputs` in lua/flat/frame.ts), so a consume with server time and cost 1 sends no ARGV at all.
    */
   private runAlone(
     plan: Plan,
