@@ -7,7 +7,46 @@
  *
  * Unlike the other algorithms the state is not loaded into a vector: `load` returns the key
  * and every step reads the sorted set, so a call costs O(log n) whatever the limit.
+ *
+ * One source for both script families: the admission test with its reply, and the refund of a
+ * request admitted at `at`, are fragments the generic module below and the flat script
+ * (flat/windows.ts) are built from. They read `key`, `now`, `cost`, `limit` and `window`.
  */
+
+/**
+ * The log as decide reads it: `live` timestamps in (now - window, now], the `newest`, and the
+ * one that must expire before a request of `cost` fits (`must`); `reply` = { live, newest -
+ * now, must - now } (0 where decide reads nothing), and `after`, the live range's lower bound.
+ */
+export const SL_LOOK = `local after = '(' .. string.format('%d', now - window)
+local live = call('ZCOUNT', key, after, '+inf')
+local newest = now
+if live > 0 then newest = tonumber(call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) end
+local must = now
+if cost <= limit and live + cost > limit then
+  must = tonumber(call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - limit - 1, 1)[2])
+end
+local reply = { live, newest - now, must - now }
+`
+
+/** Whether the request fits (decide's admission test). */
+export const SL_FITS = 'cost <= limit and live + cost <= limit'
+
+/**
+ * Gives back `cost` timestamps at `at` (a request admitted then), unless `at` has left the
+ * window; `removed` says whether any went. Then the key's TTL follows its newest timestamp.
+ */
+export const SL_REFUND_AT = `local removed = false
+if at > now - window then
+  local at_s = string.format('%d', at)
+  local gone = call('ZRANGEBYSCORE', key, at_s, at_s, 'LIMIT', 0, cost)
+  if #gone > 0 then
+    for i = 1, #gone, 1000 do call('ZREM', key, unpack(gone, i, math.min(i + 999, #gone))) end
+    removed = true
+  end
+end
+`
+
 export const SLIDING_LOG = `
 local sliding_log = {}
 ALG.sl = sliding_log
@@ -29,18 +68,10 @@ function sliding_log.load(key)
   return key
 end
 
--- Admission, and the flat script's reply: { live, newest - now, mustExpire - now }, what core's
--- decide reads of the log (0 where it reads nothing).
 function sliding_log.look(key, now, p, cost)
-  local after = '(' .. int(now - p.window)
-  local live = call('ZCOUNT', key, after, '+inf')
-  local newest = now
-  if live > 0 then newest = sl_newest(key) end
-  local must = now
-  if cost <= p.limit and live + cost > p.limit then
-    must = tonumber(call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - p.limit - 1, 1)[2])
-  end
-  return cost <= p.limit and live + cost <= p.limit, { live, newest - now, must - now }
+  local limit, window = p.limit, p.window
+  ${SL_LOOK}
+  return ${SL_FITS}, reply
 end
 
 function sliding_log.apply(key, now, p, cost)
@@ -64,11 +95,9 @@ function sliding_log.refund(key, now, p, cost, at)
     sl_expire(key, now, p)
     return
   end
-  if at <= now - p.window then return end
-  local gone = call('ZRANGEBYSCORE', key, int(at), int(at), 'LIMIT', 0, cost)
-  if #gone == 0 then return end
-  call_many('ZREM', key, gone)
-  sl_expire(key, now, p)
+  local window = p.window
+  ${SL_REFUND_AT}
+  if removed then sl_expire(key, now, p) end
 end
 
 function sliding_log.penalize(key, now, p, cost)

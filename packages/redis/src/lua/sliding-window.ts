@@ -6,42 +6,65 @@
  *
  * Redis state: one hash, field `n` = newest bucket and fields `0`..`precision` = the non-zero
  * counters of the ring, expiring when the newest counted bucket has left the window.
+ *
+ * One source for both script families where they compute the same thing: the estimate of the
+ * admission test, which bucket a refund may reach, and the expiry are fragments the generic
+ * module below and the flat script (flat/windows.ts) are built from. They read `newest`,
+ * `now`, `size` (bucket ms), `ring` (precision + 1), `precision`, and a ring slot's count
+ * through `countAt` (the generic module keeps the ring in a table, the flat script in the
+ * hash's fields as read). Applying a request is written twice: the generic module changes the
+ * table and saves it, the flat script writes only the fields that change.
  */
+
+/** A ring slot's count, as each script family holds it. */
+type CountAt = (slot: string) => string
+
+/**
+ * `used`: floor(estimate) at now held at the newest bucket counted (core's usedAt): the buckets
+ * counted in full, plus the floored share of the one counted in part.
+ */
+export function swUsed(countAt: CountAt): string {
+  return `local t = now
+if newest * size > t then t = newest * size end
+local current = floor(t / size)
+local full, oldest = 0, 0
+for j = current - precision, current do
+  if j <= newest and j > newest - ring and j >= 0 then
+    if j == current - precision then oldest = ${countAt('j % ring')} else full = full + ${countAt('j % ring')} end
+  end
+end
+local used = floor((full * size + oldest * (size - (t - current * size))) / size)
+`
+}
+
+/** Whether a refund of a request admitted in `bucket` reaches it: it still counts and is held. */
+export const SW_REFUNDABLE =
+  'bucket >= floor(now / size) - precision and bucket <= newest and bucket > newest - ring'
+
+/** `expires_at`: when the newest bucket that still holds a count leaves the window (0: none). */
+export function swExpiry(countAt: CountAt): string {
+  return `local expires_at = 0
+local bucket = newest
+while bucket > newest - ring and bucket >= 0 do
+  if ${countAt('bucket % ring')} > 0 then
+    expires_at = (bucket + precision + 1) * size
+    break
+  end
+  bucket = bucket - 1
+end
+`
+}
+
+/** The generic module's ring: slot i is s[1 + i]. */
+const inTable: CountAt = (slot) => `s[1 + ${slot}]`
+
+/** The locals the fragments read, from the generic module's state and policy. */
+const LOCALS =
+  'local newest, precision, size, ring = s[0], p.precision, p.window / p.precision, p.precision + 1'
+
 export const SLIDING_WINDOW = `
 local sliding_window = {}
 ALG.sw = sliding_window
-
-local function sw_count(s, p, bucket)
-  local newest = s[0]
-  local ring = p.precision + 1
-  if bucket > newest or bucket <= newest - ring or bucket < 0 then return 0 end
-  return s[1 + bucket % ring]
-end
-
-local function sw_scaled_estimate(s, p, now)
-  local size = p.window / p.precision
-  local bucket = floor(now / size)
-  local full = 0
-  for j = bucket - p.precision + 1, bucket do full = full + sw_count(s, p, j) end
-  local oldest = sw_count(s, p, bucket - p.precision)
-  return full * size + oldest * (size - (now - bucket * size))
-end
-
-local function sw_newest_counted(s, p)
-  local ring = p.precision + 1
-  local bucket = s[0]
-  while bucket > s[0] - ring and bucket >= 0 do
-    if s[1 + bucket % ring] > 0 then return bucket end
-    bucket = bucket - 1
-  end
-  return -1
-end
-
-local function sw_reset_at(s, p)
-  local bucket = sw_newest_counted(s, p)
-  if bucket < 0 then return 0 end
-  return (bucket + p.precision + 1) * (p.window / p.precision)
-end
 
 function sliding_window.load(key, p)
   local s = { [0] = 0 }
@@ -55,11 +78,10 @@ end
 
 -- Admission at now held at the newest bucket counted; the reply is the state as read (now,
 -- the newest bucket, then slot and counter of each non-zero counter), as the flat script's.
-function sliding_window.look(s, raw_now, p, cost)
-  local size = p.window / p.precision
-  local now = max(raw_now, s[0] * size)
-  local used = floor(sw_scaled_estimate(s, p, now) / size)
-  local reply = { raw_now, s[0] }
+function sliding_window.look(s, now, p, cost)
+  ${LOCALS}
+  ${swUsed(inTable)}
+  local reply = { now, newest }
   for i = 1, p.precision + 1 do
     if s[i] > 0 then
       reply[#reply + 1] = i - 1
@@ -98,23 +120,23 @@ function sliding_window.refund(s, now, p, cost, at)
     end
     return
   end
+  local newest, precision = s[0], p.precision
   local bucket = floor(at / size)
-  local oldest_counted = floor(now / size) - p.precision
-  if bucket < oldest_counted or bucket > s[0] or bucket <= s[0] - ring then return end
+  if not (${SW_REFUNDABLE}) then return end
   local slot = 1 + bucket % ring
   s[slot] = max(0, s[slot] - cost)
 end
 
-function sliding_window.penalize(s, raw_now, p, cost)
-  local size = p.window / p.precision
-  local now = max(raw_now, s[0] * size)
-  local used = floor(sw_scaled_estimate(s, p, now) / size)
+function sliding_window.penalize(s, now, p, cost)
+  ${LOCALS}
+  ${swUsed(inTable)}
   local add = min(cost, p.limit - used)
-  if add > 0 then sliding_window.apply(s, raw_now, p, add) end
+  if add > 0 then sliding_window.apply(s, now, p, add) end
 end
 
 function sliding_window.save(key, s, now, p)
-  local expires_at = sw_reset_at(s, p)
+  ${LOCALS}
+  ${swExpiry(inTable)}
   if expires_at <= now then
     call('DEL', key)
     return

@@ -2,6 +2,8 @@
  * Owns the flat scripts of the windows (fixed-window, sliding-window, sliding-log).
  */
 import { FW_CURRENT, FW_FITS, FW_REPLY } from '../fixed-window'
+import { SL_FITS, SL_LOOK, SL_REFUND_AT } from '../sliding-log'
+import { SW_REFUNDABLE, swExpiry, swUsed } from '../sliding-window'
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
 /** fixed-window: sa = count, sb = window start. */
@@ -42,6 +44,9 @@ ${tail('fw', batch)}`
  * outcome with core's own decide (flat-outcome.ts). Refund (with a time) as
  * sliding_window.refund then save. Negative integer reply: the key's block.
  */
+/** The flat script's ring: the hash's fields as read, by slot (a missing field counts 0). */
+const inHash = (slot: string): string => `(c[${slot}] or 0)`
+
 export const slidingWindowFlat = (
   baked?: BakedPolicy,
   batch = false,
@@ -55,7 +60,7 @@ end
 if op == 'r' then
   local at = now - tonumber(extra)
   local bucket = floor(at / size)
-  if not (bucket < floor(now / size) - precision or bucket > newest or bucket <= newest - ring) then
+  if ${SW_REFUNDABLE} then
     local slot = bucket % ring
     local left = (c[slot] or 0) - cost
     if left > 0 then
@@ -67,16 +72,7 @@ if op == 'r' then
     end
   end
   -- save: the TTL ends with the newest bucket that still holds a count (resetAt).
-  local expires_at = 0
-  local bucket = newest
-  while bucket > newest - ring and bucket >= 0 do
-    if (c[bucket % ring] or 0) > 0 then
-      expires_at = (bucket + precision + 1) * size
-      break
-    end
-    bucket = bucket - 1
-  end
-  if expires_at <= now then
+  ${swExpiry(inHash)}  if expires_at <= now then
     call('DEL', key)
   else
     call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
@@ -95,16 +91,7 @@ local h = reply
 if cost > limit or op == 'p' or cost == 0 then return h end
 -- decide's admission test: floor(scaledEstimate / size) + cost <= limit, at now held at the
 -- newest bucket already counted.
-local t = now
-if newest * size > t then t = newest * size end
-local current = floor(t / size)
-local full, oldest = 0, 0
-for j = current - precision, current do
-  if j <= newest and j > newest - ring and j >= 0 then
-    if j == current - precision then oldest = c[j % ring] or 0 else full = full + (c[j % ring] or 0) end
-  end
-end
-if floor((full * size + oldest * (size - (t - current * size))) / size) + cost > limit then return h end
+${swUsed(inHash)}if used + cost > limit then return h end
 -- apply: buckets after the newest one restart at zero (their slots are the ones to clear).
 local bucket = floor(now / size)
 if bucket < newest then bucket = newest end
@@ -147,11 +134,7 @@ export const slidingLogFlat = (
 ): string => `${prologue('sl', baked, batch)}
 if op == 'r' then
   local at = now - tonumber(extra)
-  if at <= now - window then return nil end
-  local at_s = string.format('%d', at)
-  local gone = call('ZRANGEBYSCORE', key, at_s, at_s, 'LIMIT', 0, cost)
-  if #gone == 0 then return nil end
-  for i = 1, #gone, 1000 do call('ZREM', key, unpack(gone, i, math.min(i + 999, #gone))) end
+  ${SL_REFUND_AT}  if not removed then return nil end
   local newest = call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if newest[2] then
     local ttl = tonumber(newest[2]) + window - now
@@ -159,18 +142,8 @@ if op == 'r' then
   end
   return nil
 end
-local cut = string.format('%d', now - window)
-local after = '(' .. cut
-local live = call('ZCOUNT', key, after, '+inf')
-local newest = now
-if live > 0 then newest = tonumber(call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) end
-local must = now
-if cost <= limit and live + cost > limit then
-  must = tonumber(call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - limit - 1, 1)[2])
-end
-local reply = { live, newest - now, must - now }
-if cost > limit or live + cost > limit or op == 'p' or cost == 0 then return reply end
-call('ZREMRANGEBYSCORE', key, '-inf', cut)
+${SL_LOOK}if not (${SL_FITS}) or op == 'p' or cost == 0 then return reply end
+call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
 local at = string.format('%d', now)
 if cost == 1 then
   call('ZADD', key, at, extra .. '.1')
