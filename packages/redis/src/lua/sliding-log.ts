@@ -47,6 +47,26 @@ if at > now - window then
 end
 `
 
+/**
+ * Counts a request of `cost` at `now`: the timestamps that left the window go, and one member
+ * per unit comes, named by `member(i)` for unit i (unique per request across processes).
+ */
+export function slAdd(member: (i: string) => string): string {
+  return `call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
+local at = string.format('%d', now)
+if cost == 1 then
+  call('ZADD', key, at, ${member('1')})
+else
+  local args = {}
+  for i = 1, cost do
+    args[#args + 1] = at
+    args[#args + 1] = ${member('i')}
+  end
+  for i = 1, #args, 1000 do call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+end
+`
+}
+
 export const SLIDING_LOG = `
 local sliding_log = {}
 ALG.sl = sliding_log
@@ -75,14 +95,10 @@ function sliding_log.look(key, now, p, cost)
 end
 
 function sliding_log.apply(key, now, p, cost)
-  call('ZREMRANGEBYSCORE', key, '-inf', int(now - p.window))
-  local args, at = {}, int(now)
-  for i = 1, cost do
-    SEQ = SEQ + 1
-    args[#args + 1] = at
-    args[#args + 1] = REQUEST .. '.' .. SEQ
-  end
-  call_many('ZADD', key, args)
+  local window = p.window
+  -- Members are numbered across the policies of the call (SEQ), so two that share a key add both.
+  ${slAdd((i) => `REQUEST .. '.' .. (SEQ + ${i})`)}
+  SEQ = SEQ + cost
   sl_expire(key, now, p)
 end
 

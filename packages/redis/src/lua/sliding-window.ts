@@ -55,6 +55,23 @@ end
 `
 }
 
+/**
+ * Applying a request, the part both families compute alike: the `bucket` it counts in (held at
+ * the newest when the clock stepped back), its ring `slot`, and when it opens a new bucket,
+ * `stale`, how many buckets after the newest one restart at zero, from `first` on.
+ */
+export const SW_APPLY_BUCKET = `local bucket = floor(now / size)
+if bucket < newest then bucket = newest end
+local slot = bucket % ring
+local stale = bucket - newest
+local first = newest + 1
+`
+
+/** Whether ring slot `slot` belongs to a bucket that restarts at zero (see SW_APPLY_BUCKET). */
+export function swStale(slot: string): string {
+  return `(stale >= ring or (${slot} - first) % ring < stale)`
+}
+
 /** The generic module's ring: slot i is s[1 + i]. */
 const inTable: CountAt = (slot) => `s[1 + ${slot}]`
 
@@ -91,16 +108,16 @@ function sliding_window.look(s, now, p, cost)
   return cost <= p.limit and used + cost <= p.limit, reply
 end
 
-function sliding_window.apply(s, raw_now, p, cost)
-  local size = p.window / p.precision
-  local ring = p.precision + 1
-  local bucket = max(floor(raw_now / size), s[0])
-  if bucket > s[0] then
-    local stale = min(bucket - s[0], ring)
-    for j = bucket - stale + 1, bucket do s[1 + j % ring] = 0 end
+function sliding_window.apply(s, now, p, cost)
+  ${LOCALS}
+  ${SW_APPLY_BUCKET}
+  if bucket > newest then
+    for i = 0, precision do
+      if ${swStale('i')} then s[1 + i] = 0 end
+    end
     s[0] = bucket
   end
-  s[1 + bucket % ring] = s[1 + bucket % ring] + cost
+  s[1 + slot] = s[1 + slot] + cost
 end
 
 function sliding_window.refund(s, now, p, cost, at)

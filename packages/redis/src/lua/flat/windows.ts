@@ -2,8 +2,8 @@
  * Owns the flat scripts of the windows (fixed-window, sliding-window, sliding-log).
  */
 import { FW_CURRENT, FW_FITS, FW_REPLY } from '../fixed-window'
-import { SL_FITS, SL_LOOK, SL_REFUND_AT } from '../sliding-log'
-import { SW_REFUNDABLE, swExpiry, swUsed } from '../sliding-window'
+import { slAdd, SL_FITS, SL_LOOK, SL_REFUND_AT } from '../sliding-log'
+import { SW_APPLY_BUCKET, SW_REFUNDABLE, swExpiry, swStale, swUsed } from '../sliding-window'
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
 /** fixed-window: sa = count, sb = window start. */
@@ -93,15 +93,11 @@ if cost > limit or op == 'p' or cost == 0 then return h end
 -- newest bucket already counted.
 ${swUsed(inHash)}if used + cost > limit then return h end
 -- apply: buckets after the newest one restart at zero (their slots are the ones to clear).
-local bucket = floor(now / size)
-if bucket < newest then bucket = newest end
-local slot = bucket % ring
-if bucket > newest then
-  local stale = bucket - newest
+${SW_APPLY_BUCKET}if bucket > newest then
   -- The new bucket's own slot is one of them: it restarts at cost (HSET below).
-  local gone, first = {}, bucket - stale + 1
+  local gone = {}
   for s, _ in pairs(c) do
-    if s ~= slot and (stale >= ring or (s - first) % ring < stale) then gone[#gone + 1] = string.format('%d', s) end
+    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = string.format('%d', s) end
   end
   for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
   call('HSET', key, 'n', string.format('%d', bucket), string.format('%d', slot), string.format('%d', cost))
@@ -143,20 +139,7 @@ if op == 'r' then
   return nil
 end
 ${SL_LOOK}if not (${SL_FITS}) or op == 'p' or cost == 0 then return reply end
-call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
-local at = string.format('%d', now)
-if cost == 1 then
-  call('ZADD', key, at, extra .. '.1')
-else
-  local id = extra .. '.'
-  local args = {}
-  for i = 1, cost do
-    args[#args + 1] = at
-    args[#args + 1] = id .. i
-  end
-  for i = 1, #args, 1000 do call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
-end
-if newest < now then newest = now end
+${slAdd((i) => `extra .. '.' .. ${i}`)}if newest < now then newest = now end
 call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
 return reply
 ${tail('sl', batch)}`
