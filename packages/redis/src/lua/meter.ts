@@ -16,16 +16,6 @@ export function meterFits(shaping: boolean): string {
   return `cost <= burst and (maxd > 0 and ${ahead} <= maxd * limit or maxd <= 0 and backlog + cost * window <= burst * window)`
 }
 
-/** The level a bucket's backlog (`sa`, last refilled at `sb`) has drained to at `now`, and when. */
-export const BUCKET_DRAINED = `local level = sa
-if now > sb then
-  level = sa - (now - sb) * limit
-  if level < 0 then level = 0 end
-end
-local last = sb
-if now > last then last = now end
-`
-
 export const METER = `
 -- The backlog after a penalty: raised by cost x window, never past the capacity (core: penalized).
 local function penalized(backlog, p, cost)
