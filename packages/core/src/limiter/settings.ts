@@ -2,9 +2,9 @@
  * Owns resolving createLimiter's options, once: every check (a bad value throws a ConfigError
  * naming the option and the value) and default, into the LimiterSettings the limiter reads.
  */
-import { turnClock, type Clock } from '../clock'
+import type { Clock } from '../clock'
 import { invalidOption } from '../errors'
-import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
+import type { DecisionHook, DecisionReporter } from '../events'
 import {
   checkKnownOptions,
   resolvePolicies,
@@ -12,11 +12,11 @@ import {
   type StoreErrorMode,
 } from '../options'
 import type { Policy } from '../policy'
-import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
-import { protectStore, type StoreProtection } from '../store-call/guard'
+import type { StoreProtection } from '../store-call/guard'
 import { resolveThrottle } from '../throttle'
-import { checkStore, checkStoreErrorMode, describeMode } from './checks'
+import { checkStoreErrorMode, describeMode } from './checks'
+import { resolveStoreSettings } from './store-settings'
 
 const KNOWN_OPTIONS = [
   'algorithm',
@@ -61,19 +61,16 @@ export interface LimiterSettings {
   readonly hard: boolean
 }
 
-function checkTimeoutMs(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    invalidOption('timeoutMs', value, 'a positive number of ms')
-  }
-  return value
-}
-
 export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, KNOWN_OPTIONS, 'createLimiter')
   const policies = resolvePolicies(options)
-  const store: Store = options.store === undefined ? new MemoryStore() : checkStore(options.store)
+  const onStoreError = checkStoreErrorMode(options.onStoreError ?? 'throw')
+  const { store, clock, prefix, guard, undoLate, onDecision, report } = resolveStoreSettings(
+    options,
+    describeMode(onStoreError),
+  )
   for (const policy of policies) {
     if (store.unsupportedAlgorithms?.includes(policy.algorithm)) {
       invalidOption(
@@ -83,27 +80,9 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
       )
     }
   }
-  const clock = options.clock ?? turnClock
-  if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
   const pickPolicies = resolveThrottle(options.throttle, policies)
-  const onStoreError = checkStoreErrorMode(options.onStoreError ?? 'throw')
-  const timeoutMs = checkTimeoutMs(options.timeoutMs ?? 1000)
-  const prefix = options.prefix ?? ''
-  if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
-  // A consume that timed out was answered without the store: if the store admits it late, that
-  // charge is given back (undoLate; see docs/reliability.md).
-  const { guard, undoLate } = protectStore(
-    store,
-    clock,
-    { ...options, timeoutMs },
-    describeMode(onStoreError),
-  )
   const shadow = options.shadow ?? false
   if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
-  const onDecision: DecisionHook | undefined = options.onDecision
-  if (onDecision !== undefined && typeof onDecision !== 'function') {
-    invalidOption('onDecision', onDecision, 'a function receiving each DecisionEvent')
-  }
   return {
     policies,
     store,
@@ -116,7 +95,7 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
     shadow,
     onDecision,
     observed: shadow || onDecision !== undefined,
-    report: onDecision === undefined ? undefined : createDecisionReporter(onDecision),
+    report,
     hard: options.throttle === undefined || options.throttle === 'hard',
   }
 }

@@ -2,23 +2,15 @@
  * Owns createRulesLimiter: a limiter over a rule set (its options, sources and waits; deciding
  * one request is rules/decide.ts).
  */
-import { turnClock, type Clock } from '../clock'
-import {
-  abortReason,
-  boundedStoreCall,
-  checkCost,
-  checkMs,
-  checkStore,
-  describeMode,
-} from '../create-limiter'
-import { protectStore } from '../store-call/guard'
+import type { Clock } from '../clock'
+import { abortReason, boundedStoreCall, checkCost, checkMs, describeMode } from '../create-limiter'
+import { resolveStoreSettings } from '../limiter/store-settings'
 import type { BreakerOptions } from '../store-call/health'
 import type { Decision } from '../decision'
 import { invalidOption, StoreError } from '../errors'
-import { createDecisionReporter, type DecisionHook } from '../events'
+import type { DecisionHook } from '../events'
 import { checkKnownOptions } from '../options'
 import type { PolicyOutcome } from '../policy'
-import { MemoryStore } from '../store/memory-store'
 import type { Store, StoreRequest } from '../store/types'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
 import { loadRules } from './load'
@@ -165,29 +157,12 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, KNOWN_OPTIONS, 'createRulesLimiter')
-  const store: Store = options.store === undefined ? new MemoryStore() : checkStore(options.store)
-  const clock = options.clock ?? turnClock
-  if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
-  const prefix = options.prefix ?? ''
-  if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
   const onStoreError = options.onStoreError ?? 'throw'
   if (onStoreError !== 'throw' && onStoreError !== 'allow' && onStoreError !== 'deny') {
     invalidOption('onStoreError', onStoreError, "'throw', 'allow' or 'deny'")
   }
-  const timeoutMs = options.timeoutMs ?? 1000
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    invalidOption('timeoutMs', timeoutMs, 'a positive number of ms')
-  }
-  const onDecision = options.onDecision
-  if (onDecision !== undefined && typeof onDecision !== 'function') {
-    invalidOption('onDecision', onDecision, 'a function receiving each DecisionEvent')
-  }
-  // Without a hook nothing below measures, builds or allocates anything for events.
-  const report = onDecision === undefined ? undefined : createDecisionReporter(onDecision)
-  const { guard, undoLate } = protectStore(
-    store,
-    clock,
-    { ...options, timeoutMs },
+  const { store, clock, prefix, guard, undoLate, report } = resolveStoreSettings(
+    options,
     describeMode(onStoreError),
   )
   const rules = resolveRules(options.rules, options.logger)
