@@ -127,6 +127,11 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
   const recordDecision = decisionRecorder(property)
   const refusalJson = createRefusalJson(core.message, (verdict) => JSON.stringify(verdict.body))
 
+  /** A rate-limit rejection the user's `handler` answers (the others Sluice answers itself). */
+  function handledByUser(verdict: RejectVerdict): boolean {
+    return verdict.reason === 'limited' && handler !== undefined
+  }
+
   /** Answers a rejection: its headers, status and JSON body (serialized once per distinct body). */
   function refuse(req: Request, res: Response, verdict: RejectVerdict): void {
     recordDecision(req, verdict.decision)
@@ -162,7 +167,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
       return
     }
     if (isPromise(verdict)) return settle(req, res, next, verdict)
-    if (verdict.action === 'reject' && (verdict.reason !== 'limited' || handler === undefined)) {
+    if (verdict.action === 'reject' && !handledByUser(verdict)) {
       try {
         refuse(req, res, verdict)
         return
@@ -209,7 +214,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
       next()
       return
     }
-    if (verdict.action === 'reject' && (verdict.reason !== 'limited' || handler === undefined)) {
+    if (verdict.action === 'reject' && !handledByUser(verdict)) {
       refuse(req, res, verdict)
       return
     }

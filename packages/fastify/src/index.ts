@@ -97,15 +97,19 @@ function createHook(
   function sendRefusal(request: FastifyRequest, reply: FastifyReply, verdict: RejectVerdict) {
     const json = refusalJson?.(verdict)
     if (json === undefined) return reply.code(verdict.status).send(refuse(request, verdict))
+    notifyExceeded(request, verdict)
+    return reply.code(verdict.status).type(JSON_CONTENT_TYPE).send(json)
+  }
+
+  /** onExceeded, for a rejection over the limit (limited, or banned for it). */
+  function notifyExceeded(request: FastifyRequest, verdict: RejectVerdict): void {
     if (verdict.reason === 'limited' || verdict.reason === 'banned')
       onExceeded?.(request, verdict.key)
-    return reply.code(verdict.status).type(JSON_CONTENT_TYPE).send(json)
   }
 
   /** What a rejection hands Fastify's error handling (after onExceeded). */
   function refuse(request: FastifyRequest, verdict: RejectVerdict): object {
-    if (verdict.reason === 'limited' || verdict.reason === 'banned')
-      onExceeded?.(request, verdict.key)
+    notifyExceeded(request, verdict)
     return rejection(request, verdict, errorResponseBuilder)
   }
 
