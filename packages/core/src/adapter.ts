@@ -4,9 +4,9 @@
  * helpers the packages share. Its types are exported by the main entry.
  */
 export { combineOutcomes } from './create-limiter'
-export { resolvePolicy, resolvePolicies, ALGORITHM_CODES } from './options'
+export { resolvePolicy, resolvePolicies, ALGORITHM_CODES, policyCode } from './options'
 export { METER_ALGORITHMS } from './policy'
-export { algorithms } from './algorithms'
+export { algorithms, algorithmOf } from './algorithms'
 export { boundKey, MAX_KEY_BYTES } from './http/keys'
 export {
   createHeaderWriter,

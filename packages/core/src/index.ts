@@ -15,7 +15,7 @@ export type {
   FallbackLimiter,
 } from './options'
 export type { Decision, PolicyDecision } from './decision'
-export type { AlgorithmName, Policy, PolicyOutcome } from './policy'
+export type { AlgorithmName, Policy, PolicyOutcome, WindowAnchor } from './policy'
 export { ALGORITHMS } from './policy'
 export type { Algorithm, Decide, StateVector } from './algorithms'
 export type { Store, StoreRequest, StoreRefund, StoreResult, StoreBlock } from './store/types'

@@ -6,11 +6,17 @@ import type { Clock } from './clock'
 import type { Decision } from './decision'
 import type { DecisionHook } from './events'
 import type { Duration } from './duration'
-import type { AlgorithmName } from './policy'
+import type { AlgorithmName, WindowAnchor } from './policy'
 import type { Store } from './store/types'
 import { formatDuration, parseDuration } from './duration'
 import { ConfigError, describeValue, invalidOption } from './errors'
-import { ALGORITHMS, MAX_SAFE_PRODUCT, METER_ALGORITHMS, type Policy } from './policy'
+import {
+  ALGORITHMS,
+  MAX_SAFE_PRODUCT,
+  METER_ALGORITHMS,
+  WINDOW_ANCHORS,
+  type Policy,
+} from './policy'
 
 /** One limit. Used directly on `createLimiter`, or as an item of `limits`. */
 export interface LimitOptions {
@@ -35,6 +41,15 @@ export interface LimitOptions {
    * @default 1
    */
   precision?: number
+  /**
+   * `fixed-window` only: where a key's windows start. `'clock'`: at multiples of the window on
+   * the clock, the same moments for every key (one shared reset, cheapest state). `'first-request'`:
+   * at the first request a key makes while it has no window running, so each key's window ends
+   * `window` after its own first request (express-rate-limit's, @fastify/rate-limit's and
+   * koa-ratelimit's windows).
+   * @default 'clock'
+   */
+  anchor?: WindowAnchor
   /**
    * Name of the limit in `RateLimit-Policy` headers and metrics.
    * @default `${limit}-per-${window}`, e.g. '100-per-1m'
@@ -160,6 +175,17 @@ export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
   gcra: 'gc',
 }
 
+/**
+ * The code of fixed-window anchored at each key's first request: in policy ids (so the two
+ * anchors never read each other's state) and in what stores send to their scripts.
+ */
+export const FIRST_REQUEST_CODE = 'fk'
+
+/** The code a store sends for `policy`: its algorithm's, or fixed-window's per-key variant's. */
+export function policyCode(policy: Pick<Policy, 'algorithm' | 'anchor'>): string {
+  return policy.anchor === 'first-request' ? FIRST_REQUEST_CODE : ALGORITHM_CODES[policy.algorithm]
+}
+
 /** Throws unless `value` is a positive safe integer. */
 export function checkPositiveInteger(value: unknown, option: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
@@ -206,6 +232,7 @@ export function resolvePolicy(options: LimitOptions, path = ''): Policy {
       invalidOption(`${path}precision`, precision, `a divisor of the window (${windowMs} ms)`)
     }
   }
+  const anchor = resolveAnchor(options.anchor, algorithm, path)
   if (Math.max(limit, burst) * windowMs > MAX_SAFE_PRODUCT) {
     invalidOption(
       `${path}limit`,
@@ -216,13 +243,33 @@ export function resolvePolicy(options: LimitOptions, path = ''): Policy {
   const name = options.name ?? `${limit}-per-${formatDuration(windowMs)}`
   if (typeof name !== 'string' || name.length === 0)
     invalidOption(`${path}name`, name, 'a non-empty string')
-  const code = ALGORITHM_CODES[algorithm]
+  const code = policyCode({ algorithm, anchor })
   const id = meter
     ? `${code}:${limit}:${windowMs}:${burst}`
     : precision > 1
       ? `${code}:${limit}:${windowMs}:${precision}`
       : `${code}:${limit}:${windowMs}`
-  return { id, name, algorithm, limit, windowMs, burst: meter ? burst : limit, precision }
+  return { id, name, algorithm, limit, windowMs, burst: meter ? burst : limit, precision, anchor }
+}
+
+/** Validates `anchor`: fixed-window's only, and one of the two. */
+function resolveAnchor(anchor: unknown, algorithm: AlgorithmName, path: string): WindowAnchor {
+  if (anchor === undefined) return 'clock'
+  if (algorithm !== 'fixed-window') {
+    invalidOption(
+      `${path}anchor`,
+      anchor,
+      `unset for '${algorithm}' (anchor applies to fixed-window)`,
+    )
+  }
+  if (!WINDOW_ANCHORS.includes(anchor as WindowAnchor)) {
+    invalidOption(
+      `${path}anchor`,
+      anchor,
+      `one of ${WINDOW_ANCHORS.map((a) => `'${a}'`).join(', ')}`,
+    )
+  }
+  return anchor as WindowAnchor
 }
 
 /** The policies of a limiter: `limits`, or the single limit given at the top level. */
@@ -231,7 +278,7 @@ export function resolvePolicies(options: LimiterOptions): Policy[] {
     if (!Array.isArray(options.limits) || options.limits.length === 0) {
       invalidOption('limits', options.limits, 'a non-empty array of { limit, window }')
     }
-    for (const option of ['limit', 'window', 'burst', 'precision'] as const) {
+    for (const option of ['limit', 'window', 'burst', 'precision', 'anchor'] as const) {
       if (options[option] !== undefined) {
         invalidOption(
           option,

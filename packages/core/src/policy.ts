@@ -11,6 +11,11 @@ export const ALGORITHMS: readonly AlgorithmName[] = [
   'gcra',
 ]
 
+/** Where fixed-window's windows start: see LimitOptions.anchor. */
+export type WindowAnchor = 'clock' | 'first-request'
+
+export const WINDOW_ANCHORS: readonly WindowAnchor[] = ['clock', 'first-request']
+
 /** Algorithms whose capacity is `burst` and whose state drains continuously at `limit / window`. */
 export const METER_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set([
   'token-bucket',
@@ -22,7 +27,8 @@ export const METER_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set([
  * One limit, validated and normalised: every number a positive integer. This is what stores see.
  *
  * `id` names the state: two policies with the same id share counters, so it is derived from
- * everything that changes how state is read (algorithm, limit, window, burst, precision).
+ * everything that changes how state is read (algorithm, limit, window, burst, precision,
+ * anchor).
  * Throttling (soft, elastic) scales `limit` and `burst` per call but keeps `id`, so the scaled
  * and the nominal policy read the same state.
  */
@@ -38,6 +44,8 @@ export interface Policy {
   readonly burst: number
   /** Sub-windows of `sliding-window` (1 = the classic two counters); 1 for every other algorithm. */
   readonly precision: number
+  /** Where fixed-window's windows start; `'clock'` for every other algorithm. */
+  readonly anchor: WindowAnchor
 }
 
 /** Largest capacity a policy may have: keeps `capacity x window` an exact integer in a double and in Lua. */

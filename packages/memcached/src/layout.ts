@@ -3,7 +3,7 @@
  */
 import { createHash } from 'node:crypto'
 import { type Algorithm, type Policy } from '@sluice/core'
-import { algorithms } from '@sluice/core/adapter'
+import { algorithmOf } from '@sluice/core/adapter'
 
 /*
  * Where each policy's state lives. Counter algorithms keep one memcached counter per time
@@ -20,7 +20,7 @@ const BUCKET_SUFFIX_BYTES = 17
 export interface Part {
   readonly policy: Policy
   readonly algorithm: Algorithm
-  /** fixed-window and sliding-window: per-bucket counters (incr/decr); meters otherwise (CAS). */
+  /** fixed-window (clock-aligned) and sliding-window: per-bucket counters (incr/decr); the rest one item by CAS. */
   readonly counter: boolean
   /** Bucket length (ms) of a counter; 0 for meters. */
   readonly size: number
@@ -31,6 +31,9 @@ export interface Part {
 }
 
 export function isCounter(policy: Policy): boolean {
+  // A key's own windows (anchor 'first-request') have no shared bucket to name an item after:
+  // they keep [windowStart, count] in one item rewritten by CAS, as the meters do.
+  if (policy.anchor === 'first-request') return false
   return policy.algorithm === 'fixed-window' || policy.algorithm === 'sliding-window'
 }
 
@@ -50,7 +53,7 @@ export function partOf(prefix: string, policy: Policy, key: string, stateKey?: s
   const sliding = policy.algorithm === 'sliding-window'
   return {
     policy,
-    algorithm: algorithms[policy.algorithm],
+    algorithm: algorithmOf(policy),
     counter,
     size: counter ? (sliding ? policy.windowMs / policy.precision : policy.windowMs) : 0,
     older: sliding ? policy.precision : 0,

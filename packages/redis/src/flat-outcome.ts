@@ -2,7 +2,7 @@
  * Owns reading the flat replies of the single-policy scripts into policy outcomes.
  */
 import { type Policy, type PolicyOutcome } from '@sluice/core'
-import { algorithms } from '@sluice/core/adapter'
+import { algorithmOf, algorithms } from '@sluice/core/adapter'
 
 /**
  * The outcome of a flat script's one-integer reply (see lua/flat/), computed by core's own
@@ -65,7 +65,8 @@ export function flatOutcome(
     const untilNext = reply - count * span
     state[0] = 0
     state[1] = count
-    algorithms['fixed-window'].decide(state, 0, policy.windowMs - untilNext, policy, cost, out)
+    // Either anchor reads this state as the same count and wait (see FW_REPLY).
+    algorithmOf(policy).decide(state, 0, policy.windowMs - untilNext, policy, cost, out)
   } else {
     state[0] = reply
     state[1] = 0

@@ -3,7 +3,7 @@
  * its policy arguments and state keys, worked out once per policies array.
  */
 import { type AlgorithmName, type Policy } from '@sluice/core'
-import { ALGORITHM_CODES } from '@sluice/core/adapter'
+import { policyCode } from '@sluice/core/adapter'
 import type { FlatKind } from './flat-outcome'
 import { escapePart } from './keys'
 import { flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'
@@ -55,7 +55,9 @@ const FLAT: Readonly<Record<AlgorithmName, FlatKind>> = {
 function scriptFor(policies: readonly Policy[]): LuaScript {
   const first: AlgorithmName = policies[0].algorithm
   if (policies.length === 1 && FLAT[first] !== undefined) {
-    return SCRIPTS[`${first}:1`]
+    return policies[0].anchor === 'first-request'
+      ? SCRIPTS['fixed-window/first-request:1']
+      : SCRIPTS[`${first}:1`]
   }
   return genericFor(policies)
 }
@@ -78,7 +80,7 @@ export class Planner {
 
   /** The policy's own script, made on first use while fewer than policyScripts exist. */
   private policyScript(policy: Policy): PolicyScript | undefined {
-    const config = `${policy.algorithm}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
+    const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
@@ -88,8 +90,9 @@ export class Planner {
         precision: policy.precision,
         slackMs: Number(this.toleranceMs),
       }
-      const single = luaScript(config, flatLua(policy.algorithm, baked))
-      const batch = luaScript(`${config}/batch`, flatLua(policy.algorithm, baked, true))
+      const { algorithm, anchor } = policy
+      const single = luaScript(config, flatLua(algorithm, baked, false, anchor))
+      const batch = luaScript(`${config}/batch`, flatLua(algorithm, baked, true, anchor))
       own = {
         lua: single.lua,
         sha: single.sha,
@@ -107,7 +110,7 @@ export class Planner {
       const args: string[] = []
       for (const p of policies) {
         args.push(
-          ALGORITHM_CODES[p.algorithm],
+          policyCode(p),
           String(p.limit),
           String(p.windowMs),
           String(p.burst),

@@ -1,8 +1,9 @@
 /**
  * Owns the table of algorithms by name, as policies and stores look them up.
  */
-import type { AlgorithmName } from '../policy'
+import type { AlgorithmName, Policy } from '../policy'
 import type { Algorithm } from './types'
+import { firstRequestWindow } from './first-request-window'
 import { fixedWindow } from './fixed-window'
 import { gcra } from './gcra'
 import { leakyBucket } from './leaky-bucket'
@@ -20,4 +21,9 @@ export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = {
   'token-bucket': tokenBucket,
   'leaky-bucket': leakyBucket,
   gcra,
+}
+
+/** The transitions `policy` runs: its algorithm's, or fixed-window's per-key variant's. */
+export function algorithmOf(policy: Pick<Policy, 'algorithm' | 'anchor'>): Algorithm {
+  return policy.anchor === 'first-request' ? firstRequestWindow : algorithms[policy.algorithm]
 }

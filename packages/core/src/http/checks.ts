@@ -70,6 +70,7 @@ export const RULES_EXCLUDE = [
   'algorithm',
   'burst',
   'precision',
+  'anchor',
   'throttle',
 ] as const
 

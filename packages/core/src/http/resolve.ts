@@ -82,6 +82,7 @@ function baseOptions<Req>(
     algorithm: options.algorithm,
     burst: options.burst,
     precision: options.precision,
+    anchor: options.anchor,
     throttle: options.throttle,
     store,
     clock: options.clock,

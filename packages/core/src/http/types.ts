@@ -11,7 +11,7 @@ import type { DecisionHook } from '../events'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesSource } from '../rules/limiter'
 import type { LimitOptions, StoreErrorMode, ThrottleMode } from '../options'
-import type { AlgorithmName } from '../policy'
+import type { AlgorithmName, WindowAnchor } from '../policy'
 import type { Store } from '../store/types'
 import type { BreakerOptions } from '../store-call/health'
 import type { ProxyTrust } from './proxy-warnings'
@@ -46,6 +46,8 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   burst?: number
   /** sliding-window sub-windows. @default 1 */
   precision?: number
+  /** fixed-window: `'clock'` (windows at multiples of the window) or `'first-request'` (each key's own). @default 'clock' */
+  anchor?: WindowAnchor
   /** Several limits at once (all-or-nothing); replaces `limit`/`window`. @default undefined */
   limits?: readonly LimitOptions[]
   /** @default 'hard' */
@@ -237,6 +239,7 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'algorithm',
   'burst',
   'precision',
+  'anchor',
   'limits',
   'throttle',
   'cost',

@@ -24,6 +24,7 @@ const KNOWN_OPTIONS = [
   'window',
   'burst',
   'precision',
+  'anchor',
   'name',
   'limits',
   'store',

@@ -1,7 +1,7 @@
 /**
  * Owns `simulate`: a limiter run over a trace of requests on a fake clock, request by request.
  */
-import { algorithms, newOutcome } from '../algorithms'
+import { algorithmOf, newOutcome } from '../algorithms'
 import { combineOutcomes } from '../create-limiter'
 import { checkKnownOptions, resolvePolicies, type LimiterOptions } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
@@ -23,7 +23,7 @@ export type Trace = readonly TraceRequest[]
 /** The limit options a simulation uses: no store, clock or throttle (the trace is the clock). */
 export type SimulateOptions = Pick<
   LimiterOptions,
-  'algorithm' | 'limit' | 'window' | 'burst' | 'precision' | 'name' | 'limits'
+  'algorithm' | 'limit' | 'window' | 'burst' | 'precision' | 'anchor' | 'name' | 'limits'
 >
 
 /** What happened to one request of the trace. */
@@ -51,7 +51,16 @@ export interface SimulationResult {
   readonly rejected: number
 }
 
-const KNOWN_OPTIONS = ['algorithm', 'limit', 'window', 'burst', 'precision', 'name', 'limits']
+const KNOWN_OPTIONS = [
+  'algorithm',
+  'limit',
+  'window',
+  'burst',
+  'precision',
+  'anchor',
+  'name',
+  'limits',
+]
 
 function checkRequest(request: TraceRequest, index: number): Required<TraceRequest> {
   const { at, key = 'client', cost = 1 } = request ?? {}
@@ -75,7 +84,7 @@ export function simulate(trace: Trace, options: SimulateOptions): SimulationResu
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, KNOWN_OPTIONS, 'simulate')
   const policies = resolvePolicies(options)
-  const steps = policies.map((policy) => ({ policy, algorithm: algorithms[policy.algorithm] }))
+  const steps = policies.map((policy) => ({ policy, algorithm: algorithmOf(policy) }))
   const width = steps.reduce((sum, step) => sum + step.algorithm.slots(step.policy), 0)
   const bases: number[] = []
   for (

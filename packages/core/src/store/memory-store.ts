@@ -2,7 +2,7 @@
  * Owns MemoryStore: the embedded store, state in flat arrays, bounded by keys and bytes, deciding
  * synchronously.
  */
-import { algorithms, decideThenApply, newOutcome } from '../algorithms'
+import { algorithmOf, decideThenApply, newOutcome } from '../algorithms'
 import { Verdict } from '../decision'
 import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
@@ -265,7 +265,7 @@ export class MemoryStore implements Store {
     // Most calls repeat the previous policy: skip the Map lookup and the width check then.
     if (policy === this.lastPolicy) return this.lastTable as PolicyTable
     let table = this.tables.get(policy.id)
-    const algorithm = algorithms[policy.algorithm]
+    const algorithm = algorithmOf(policy)
     if (table === undefined) {
       table = new PolicyTable(algorithm, algorithm.slots(policy), this.maxKeys, this.budget)
       this.tables.set(policy.id, table)

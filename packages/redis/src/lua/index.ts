@@ -2,7 +2,7 @@
  * Owns the Lua scripts RedisStore loads: assembled per algorithm, named, and their SHA1s.
  */
 import { createHash } from 'node:crypto'
-import type { AlgorithmName } from '@sluice/core'
+import type { AlgorithmName, WindowAnchor } from '@sluice/core'
 import { BLOCK } from './block'
 import { DRIVER } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
@@ -48,12 +48,17 @@ export type { BakedPolicy } from './flat'
  * A flat script's Lua (see flat.ts): shared (policy in ARGV), or with `baked` as constants;
  * with `batch` (baked only), the form that decides one consume per key of KEYS in one call.
  */
-export function flatLua(algorithm: AlgorithmName, baked?: BakedPolicy, batch = false): string {
+export function flatLua(
+  algorithm: AlgorithmName,
+  baked?: BakedPolicy,
+  batch = false,
+  anchor: WindowAnchor = 'clock',
+): string {
   switch (algorithm) {
     case 'gcra':
       return gcraFlat(baked, batch)
     case 'fixed-window':
-      return fixedWindowFlat(baked, batch)
+      return fixedWindowFlat(baked, batch, anchor)
     case 'token-bucket':
       return bucketFlat('tb', baked, batch)
     case 'leaky-bucket':
@@ -81,7 +86,8 @@ function build(name: string, algorithms: readonly AlgorithmName[]): LuaScript {
 /** Algorithms with a flat script for a single policy (see flat.ts). */
 export type FlatAlgorithm = AlgorithmName
 
-export type ScriptName = AlgorithmName | 'mixed' | `${FlatAlgorithm}:1` | 'block'
+export type ScriptName =
+  AlgorithmName | 'mixed' | `${FlatAlgorithm}:1` | 'fixed-window/first-request:1' | 'block'
 
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
@@ -89,7 +95,8 @@ const ALL = Object.keys(BODIES) as AlgorithmName[]
  * One script per algorithm (its transitions plus the driver), used when every policy of a
  * limiter has that algorithm, and one with all six for limiters that mix algorithms: either
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
- * single policy (flat.ts), same contract and decisions with less work per call. `block`: sets
+ * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
+ * has one per anchor). `block`: sets
  * or lifts a key's block (block.ts).
  */
 export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
@@ -102,6 +109,10 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   mixed: build('mixed', ALL),
   'gcra:1': script('gc1', flatLua('gcra')),
   'fixed-window:1': script('fw1', flatLua('fixed-window')),
+  'fixed-window/first-request:1': script(
+    'fk1',
+    flatLua('fixed-window', undefined, false, 'first-request'),
+  ),
   'token-bucket:1': script('tb1', flatLua('token-bucket')),
   'leaky-bucket:1': script('lb1', flatLua('leaky-bucket')),
   'sliding-window:1': script('sw1', flatLua('sliding-window')),

@@ -8,7 +8,7 @@ import {
   type Policy,
   type PolicyOutcome,
 } from '@sluice/core'
-import { algorithms } from '@sluice/core/adapter'
+import { algorithmOf } from '@sluice/core/adapter'
 import fc from 'fast-check'
 
 /** The five fields of the contract (stores may return richer objects, e.g. core's Verdict). */
@@ -41,7 +41,7 @@ export class ReferenceModel {
     const outcomes = this.decide(now, cost, maxDelayMs)
     if (cost > 0 && outcomes.every((o) => o.allowed)) {
       for (const policy of this.policies) {
-        algorithms[policy.algorithm].apply(this.state(policy), 0, now, policy, cost)
+        algorithmOf(policy).apply(this.state(policy), 0, now, policy, cost)
       }
     }
     return outcomes
@@ -55,13 +55,13 @@ export class ReferenceModel {
   refund(now: number, cost: number, at?: number): void {
     for (const policy of this.policies) {
       const state = this.states.get(policy.id)
-      if (state !== undefined) algorithms[policy.algorithm].refund(state, 0, now, policy, cost, at)
+      if (state !== undefined) algorithmOf(policy).refund(state, 0, now, policy, cost, at)
     }
   }
 
   penalize(now: number, cost: number): void {
     for (const policy of this.policies) {
-      algorithms[policy.algorithm].penalize(this.state(policy), 0, now, policy, cost)
+      algorithmOf(policy).penalize(this.state(policy), 0, now, policy, cost)
     }
   }
 
@@ -84,7 +84,7 @@ export class ReferenceModel {
   private decide(now: number, cost: number, maxDelayMs?: number): PolicyOutcome[] {
     return this.policies.map((policy) => {
       const out = blankOutcome()
-      algorithms[policy.algorithm].decide(this.state(policy), 0, now, policy, cost, out, maxDelayMs)
+      algorithmOf(policy).decide(this.state(policy), 0, now, policy, cost, out, maxDelayMs)
       return out
     })
   }
@@ -92,7 +92,7 @@ export class ReferenceModel {
   private state(policy: Policy): number[] {
     let state = this.states.get(policy.id)
     if (state === undefined) {
-      state = new Array<number>(algorithms[policy.algorithm].slots(policy)).fill(0)
+      state = new Array<number>(algorithmOf(policy).slots(policy)).fill(0)
       this.states.set(policy.id, state)
     }
     return state
@@ -117,15 +117,14 @@ export function limitArbitrary(algorithm: AlgorithmName): fc.Arbitrary<LimitOpti
       precision: fc.integer({ min: 1, max: 4 }),
       unit: fc.constantFrom(1, 7, 250, 1000, 15_000),
       burst: fc.integer({ min: 1, max: 10 }),
+      anchor: fc.constantFrom('clock' as const, 'first-request' as const),
     })
-    .map(({ limit, precision, unit, burst }) => {
+    .map(({ limit, precision, unit, burst, anchor }) => {
       const window = unit * (algorithm === 'sliding-window' ? precision : 4)
       const options: LimitOptions = { algorithm, limit, window }
-      return algorithm === 'sliding-window'
-        ? { ...options, precision }
-        : meter
-          ? { ...options, burst }
-          : options
+      if (algorithm === 'sliding-window') return { ...options, precision }
+      if (algorithm === 'fixed-window') return { ...options, anchor }
+      return meter ? { ...options, burst } : options
     })
 }
 

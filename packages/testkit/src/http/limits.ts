@@ -33,6 +33,23 @@ export function registerLimitCases(ctx: ScenarioContext): void {
     await agent.get('/').expect(200)
   })
 
+  test("anchor 'first-request': each key's window runs one window from its first request", async () => {
+    const clock = fakeClock(T0 + 30_000)
+    const agent = await start({
+      limit: 1,
+      window: '1m',
+      algorithm: 'fixed-window',
+      anchor: 'first-request',
+      clock: clock.read,
+    })
+    await agent.get('/').expect(200)
+    clock.now += 40_000 // past the clock's minute boundary: the key's own window still runs
+    const limited = await agent.get('/').expect(429)
+    expect(limited.headers['retry-after']).toBe('20')
+    clock.now += 20_000
+    await agent.get('/').expect(200)
+  })
+
   test('limit as an async function: one limit per tier', async () => {
     const agent = await start({
       limit: async (req) => (req.headers['x-tier'] === 'gold' ? 3 : 1),

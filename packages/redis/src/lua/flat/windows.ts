@@ -1,20 +1,29 @@
 /**
  * Owns the flat scripts of the windows (fixed-window, sliding-window, sliding-log).
  */
-import { FW_CURRENT, FW_FITS, FW_REPLY } from '../fixed-window'
+import type { WindowAnchor } from '@sluice/core'
+import { FK_CURRENT, FK_HELD_AT, FW_CURRENT, FW_FITS, FW_HELD_AT, FW_REPLY } from '../fixed-window'
 import { slAdd, SL_FITS, SL_LOOK, SL_REFUND_AT } from '../sliding-log'
 import { SW_APPLY_BUCKET, SW_REFUNDABLE, swExpiry, swStale, swUsed } from '../sliding-window'
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
-/** fixed-window: sa = count, sb = window start. */
+/**
+ * fixed-window: sa = count, sb = window start. `anchor` 'first-request' (code `fk`): each key's
+ * window starts at its first request (core's first-request-window.ts), else at the clock's
+ * multiples of the window.
+ */
 export const fixedWindowFlat = (
   baked?: BakedPolicy,
   batch = false,
-): string => `${head('fw', baked, batch)}
+  anchor: WindowAnchor = 'clock',
+): string => {
+  const perKey = anchor === 'first-request'
+  const code = perKey ? 'fk' : 'fw'
+  return `${head(code, baked, batch)}
 if op == 'r' then
   local at = now - tonumber(extra)
   local count = sa
-  if sb == at - at % window then
+  if ${perKey ? FK_HELD_AT : FW_HELD_AT} then
     count = sa - cost
     if count < 0 then count = 0 end
   end
@@ -23,13 +32,14 @@ if op == 'r' then
   ${save('count', 'sb', 'expires_at')}
   return nil
 end
-${FW_CURRENT}-- The store computes the outcome from the reply with core's decide (flat-outcome.ts).
+${perKey ? FK_CURRENT : FW_CURRENT}-- The store computes the outcome from the reply with core's decide (flat-outcome.ts).
 local reply = ${FW_REPLY}
 if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
 ${save('count', 'window_start', 'window_start + window')}
 return reply
-${tail('fw', batch)}`
+${tail(code, batch)}`
+}
 
 /**
  * sliding-window, any precision (sliding-window.ts in core, lua/sliding-window.ts here): the
