@@ -250,6 +250,29 @@ describe('runSimulateCommand', () => {
     }
   })
 
+  test("--anchor first-request counts each key's windows from its first request", async () => {
+    const { out, io: streams } = io()
+    const argv = ['--algorithm', 'fixed-window', '--limit', '3', '--window', '1s']
+    const expected = renderSvg(
+      simulate(makeTrace('edge', { limit: 3, windowMs: 1000 }), {
+        algorithm: 'fixed-window',
+        anchor: 'first-request',
+        limit: 3,
+        window: 1000,
+      }),
+    )
+    expect(
+      await runSimulateCommand([...argv, '--anchor', 'first-request', '--trace', 'edge'], streams),
+    ).toBe(0)
+    expect(out.stdout).toBe(expected)
+    const aligned = io()
+    await runSimulateCommand([...argv, '--trace', 'edge'], aligned.io)
+    expect(aligned.out.stdout).not.toBe(expected)
+    const bad = io()
+    expect(await runSimulateCommand([...argv, '--anchor', 'later'], bad.io)).toBe(2)
+    expect(bad.out.stderr).toMatch(/`anchor` must be one of 'clock', 'first-request'; got "later"/)
+  })
+
   test('usage errors answer 2 with the message, never throw', async () => {
     const bad = io()
     expect(await runSimulateCommand(['--limit', '5', '--window', '1s', '--bogus'], bad.io)).toBe(2)

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../duration'
 import { SluiceError } from '../errors'
-import type { AlgorithmName } from '../policy'
+import type { AlgorithmName, WindowAnchor } from '../policy'
 import { simulate, type Trace } from './simulate'
 import { renderSvg } from './svg'
 import { makeTrace, TRACE_NAMES, type TraceName } from './traces'
@@ -24,6 +24,7 @@ Runs a traffic trace through one limit and draws it as an SVG.
   --window      e.g. 1s, 500ms, 1m
   --burst       capacity of token-bucket, leaky-bucket and gcra (default: limit)
   --precision   sub-windows of sliding-window (default: 1)
+  --anchor      where fixed-window's windows start: clock | first-request (default: clock)
   --trace       ${TRACE_NAMES.join(' | ')} (default: bursty), or a JSON file of [{ "at": ms, "key"?, "cost"? }]
   --windows     length of a built-in trace in windows (default: 8)
   --seed        seed of a built-in trace (default: 1)
@@ -99,6 +100,7 @@ export async function runSimulateCommand(
         window: { type: 'string' },
         burst: { type: 'string' },
         precision: { type: 'string' },
+        anchor: { type: 'string' },
         trace: { type: 'string', default: 'bursty' },
         windows: { type: 'string' },
         seed: { type: 'string' },
@@ -131,6 +133,7 @@ export async function runSimulateCommand(
       ...(text('precision') === undefined
         ? {}
         : { precision: numberOption(text('precision'), 'precision') }),
+      ...(text('anchor') === undefined ? {} : { anchor: text('anchor') as WindowAnchor }),
     }
     const trace = await loadTrace(
       text('trace') ?? 'bursty',
