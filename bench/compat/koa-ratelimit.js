@@ -17,10 +17,10 @@
 // redis-server on a free loopback port (`--save '' --appendonly no`) and, by preloading this
 // file into mocha, points ioredis's default port there, so no Redis on 6379 is ever touched.
 // The checkout itself is not changed.
-const { spawn, spawnSync } = require('node:child_process')
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
-const net = require('node:net')
 const path = require('node:path')
+const { startRedisServer } = require('../lib')
 
 const PORT_ENV = 'SLUICE_COMPAT_REDIS_PORT'
 const COPY_DIR = '.sluice-compat-test'
@@ -32,37 +32,6 @@ function redirectRedis(port) {
   const ioredis = require(require.resolve('ioredis', { paths: [process.cwd()] }))
   ioredis.defaultOptions.port = port
   ioredis.defaultOptions.host = '127.0.0.1'
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** A private redis-server on a free loopback port; resolves once it accepts connections. */
-async function startRedis() {
-  const port = await freePort()
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
-  const child = spawn('redis-server', args, { stdio: 'ignore' })
-  for (let tries = 0; tries < 100; tries++) {
-    const up = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
-        socket.end()
-        resolve(true)
-      })
-      socket.once('error', () => resolve(false))
-    })
-    if (up) return { port, stop: () => child.kill() }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  child.kill()
-  throw new Error(`redis-server did not start on port ${port}`)
 }
 
 /** Copies the peer's tests with `require('..')` pointed at `entry`. */
@@ -115,7 +84,7 @@ async function main() {
     console.error(`${COMPAT_ENTRY} is missing: run npm run build first`)
     process.exit(2)
   }
-  const redis = await startRedis()
+  const redis = await startRedisServer()
   try {
     // The peer's own run lists the tests; one missing from the swapped run counts as failed.
     const reference = runSuite(root, root, redis.port)
