@@ -36,6 +36,8 @@ export interface KoaAnswer {
   readonly textBody: boolean
   /** Lower-case header names left out of rejections. */
   readonly omitWhenRejected?: readonly string[]
+  /** Called once a rate-limited request's answer is set (or before it is thrown), so it may change it. */
+  readonly afterLimited?: (ctx: Context) => void
 }
 
 function trustOf(ctx: Context): ProxyTrust {
@@ -110,6 +112,7 @@ export function koaMiddleware(
       return handler(ctx, verdict.decision!)
     }
     if (throws) {
+      if (verdict.reason === 'limited') answer.afterLimited?.(ctx)
       // Koa's error handling clears headers set on ctx, so they travel on the error.
       ctx.throw(verdict.status, messageOf(verdict.body), {
         headers: Object.fromEntries(verdict.headers),
@@ -123,6 +126,7 @@ export function koaMiddleware(
     for (const [name, value] of verdict.headers) ctx.set(name, value)
     ctx.status = verdict.status
     ctx.body = textBody ? messageOf(verdict.body) : verdict.body
+    if (verdict.reason === 'limited') answer.afterLimited?.(ctx)
   }
   return Object.assign(sluiceRateLimit, { close: () => limiter.close() })
 }

@@ -58,6 +58,12 @@ export interface RatelimitOptions {
   throw?: boolean
   /** First part of every key in the store (`<namespace>:<id>`). @default 'limit' */
   namespace?: string
+  /**
+   * koa-ratelimit 6: called for every rate-limited request once its answer is set (status,
+   * body, headers), so it may log it or change the answer; with `throw`, before the throw.
+   * @default undefined
+   */
+  onLimited?: (ctx: Context) => void
 }
 
 const KNOWN = [
@@ -74,6 +80,7 @@ const KNOWN = [
   'status',
   'throw',
   'namespace',
+  'onLimited',
 ]
 
 /** The options resolved: the middleware's Sluice options and answer, and the deny check. */
@@ -157,11 +164,11 @@ export function resolveRatelimit(options: RatelimitOptions): ResolvedRatelimit {
         'unset (not a koa-ratelimit option)',
       )
   }
-  const { duration, max, id, whitelist, blacklist, errorMessage, status } = options
+  const { duration, max, id, whitelist, blacklist, errorMessage, status, onLimited } = options
   checkAliasMs(duration, 'duration')
   if (typeof max === 'function') invalidOption('max', max, 'a positive integer')
   checkAliasLimit(max, 'max')
-  for (const [name, value] of Object.entries({ id, whitelist, blacklist })) {
+  for (const [name, value] of Object.entries({ id, whitelist, blacklist, onLimited })) {
     checkFunction(value, name)
   }
   if (errorMessage !== undefined && typeof errorMessage !== 'string') {
@@ -193,6 +200,7 @@ export function resolveRatelimit(options: RatelimitOptions): ResolvedRatelimit {
     textBody: true,
     // koa-ratelimit's rejections carry Retry-After only.
     omitWhenRejected: [DEFAULT_LEGACY_NAMES.retryAfter.toLowerCase()],
+    afterLimited: onLimited,
   }
   return { core, answer, blacklist }
 }

@@ -85,6 +85,32 @@ describe('koa-ratelimit behaviours', () => {
     expect(error.headers['X-RateLimit-Limit']).toBe('1')
   })
 
+  test('onLimited (koa-ratelimit 6) runs once the answer is set, and may change it', async () => {
+    const seen: Array<[number, unknown]> = []
+    app = await serve({
+      db: new Map(),
+      max: 1,
+      duration: 5000,
+      onLimited: (ctx) => {
+        seen.push([ctx.status, ctx.body])
+        ctx.body = { limited: true }
+      },
+    })
+    await request(app.url).get('/').expect(200)
+    expect(seen).toEqual([])
+    await request(app.url).get('/').expect(429, { limited: true })
+    expect(seen).toEqual([[429, 'Rate limit exceeded, retry in 5 seconds.']])
+  })
+
+  test('onLimited runs before a rejection is thrown', async () => {
+    let calls = 0
+    app = await serve({ db: new Map(), max: 1, throw: true, onLimited: () => void calls++ })
+    await request(app.url).get('/').expect(200)
+    await request(app.url).get('/').expect(429)
+    expect(calls).toBe(1)
+    expect(app.errors.map((e) => e.status)).toEqual([429])
+  })
+
   test('a client’s window runs from its first request, not from the clock', async () => {
     // Start 850 ms into a clock second: a clock-aligned window would end 150 ms later.
     await sleep(1850 - (Date.now() % 1000))
@@ -220,6 +246,7 @@ describe('koa-ratelimit options checked at creation', () => {
     [{ duration: Number.NaN }, '`duration` must be a positive number of ms; got NaN'],
     [{ id: 'ip' }, '`id` must be a function; got "ip"'],
     [{ whitelist: ['127.0.0.1'] }, '`whitelist` must be a function'],
+    [{ onLimited: true }, '`onLimited` must be a function; got true'],
     [{ errorMessage: { error: 'x' } }, '`errorMessage` must be a string'],
     [{ status: 200 }, '`statusCode` must be an HTTP error status (400-599); got 200'],
     [{ throw: 'yes' }, '`throw` must be true or false; got "yes"'],
