@@ -11,8 +11,8 @@ import { canWriteHeaders, writeHeaders, writeRetryAfter } from './headers'
 import { resolveCompatOptions, type CompatSettings } from './options'
 import type {
   ClientRateLimitInfo,
-  Options,
   RateLimitInfo,
+  RateLimitOptions,
   RateLimitRequestHandler,
   Store,
 } from './types'
@@ -67,7 +67,7 @@ function initStore(settings: CompatSettings): void {
  * Counting, windows and stores go through Sluice's pipeline (fixed windows from each key's
  * first hit); headers, `req.rateLimit` and rejections are written as express-rate-limit does.
  */
-export function rateLimit(passed?: Partial<Options>): RateLimitRequestHandler {
+export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
   const settings = resolveCompatOptions(passed)
   const { options, headers, peerStore } = settings
   const http = createHttpLimiter<Request>(settings.core, expressDefaults(true))
@@ -162,6 +162,7 @@ export type {
   Options,
   RateLimitExceededEventHandler,
   RateLimitInfo,
+  RateLimitOptions,
   RateLimitRequestHandler,
   Store,
   ValueDeterminingMiddleware,

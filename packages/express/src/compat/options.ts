@@ -15,6 +15,7 @@ import type {
   Logger,
   Options,
   RateLimitExceededEventHandler,
+  RateLimitOptions,
   ValueDeterminingMiddleware,
 } from './types'
 
@@ -73,7 +74,7 @@ export interface CompatSettings {
   readonly identifier: Options['identifier'] | undefined
 }
 
-type Given = Partial<Options> & Record<string, unknown>
+type Given = RateLimitOptions & Record<string, unknown>
 
 function checkLogger(logger: unknown): Logger {
   const candidate = logger as Partial<Logger> | null
@@ -213,7 +214,7 @@ function storeOf(
 }
 
 /** Resolves express-rate-limit's options once; the given object is not changed. */
-export function resolveCompatOptions(passed: Partial<Options> | undefined): CompatSettings {
+export function resolveCompatOptions(passed: RateLimitOptions | undefined): CompatSettings {
   if (passed !== undefined && (typeof passed !== 'object' || passed === null)) {
     invalidOption('options', passed, 'an object')
   }
@@ -262,7 +263,8 @@ export function resolveCompatOptions(passed: Partial<Options> | undefined): Comp
     handler: given.handler ?? defaultHandler(() => options),
     skip: given.skip ?? (() => false),
     requestWasSuccessful: given.requestWasSuccessful ?? ((_req, res) => res.statusCode < 400),
-    store: given.store ?? (stores.sluice as unknown as Options['store']),
+    // A Sluice Store shows as is; express-rate-limit's Options type has no place for it.
+    store: (given.store ?? stores.sluice) as Options['store'],
     validate: given.validate ?? true,
     passOnStoreError,
     logger,

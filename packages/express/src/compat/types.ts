@@ -2,6 +2,7 @@
  * Owns the public shapes of the express-rate-limit compatibility entry: express-rate-limit 8's
  * option, store and request-info types, so code written against that package type-checks here.
  */
+import type { Store as SluiceStore } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 type Awaitable<T> = T | Promise<T>
@@ -114,6 +115,14 @@ export interface Options {
   passOnStoreError: boolean
   /** Where errors and warnings go. @default console */
   logger: Logger
+}
+
+/**
+ * What `rateLimit` takes: express-rate-limit's options, each optional, and besides its stores
+ * a Sluice Store (RedisStore, MemcachedStore, MemoryStore) as `store`.
+ */
+export type RateLimitOptions = Partial<Omit<Options, 'store'>> & {
+  store?: Store | LegacyStore | SluiceStore
 }
 
 /** What the middleware puts on `req[requestPropertyName]`. */
