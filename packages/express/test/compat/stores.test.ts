@@ -1,5 +1,8 @@
 // express-rate-limit stores work with the compatibility entry as they are, through a real server.
-import type { Request } from 'express'
+import { get } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import express, { type Request } from 'express'
+import { listen } from '@sluice/testkit'
 import { MemoryStore, ConfigError } from '@sluice/core'
 import {
   rateLimit,
@@ -210,4 +213,50 @@ test('a Sluice Store is used as it is, with per-key windows', async () => {
   await get('/?k=a').expect(200).expect('x-ratelimit-reset', '1061')
   await get('/?k=a').expect(429)
   await get('/?k=b').expect(200)
+})
+
+test('skipFailedRequests gives back the hit of a client that left while the store was counting', async () => {
+  let release: () => void = () => {}
+  let counting: () => void = () => {}
+  const counted = new Promise<void>((resolve) => (counting = resolve))
+  const decrements: string[] = []
+  const slow: Store = {
+    increment: () => {
+      counting()
+      return new Promise((resolve) => {
+        release = () => resolve({ totalHits: 1, resetTime: undefined })
+      })
+    },
+    decrement: (key) => {
+      decrements.push(key)
+      decremented()
+    },
+    resetKey: () => undefined,
+  }
+  let decremented: () => void = () => {}
+  const givenBack = new Promise<void>((resolve) => (decremented = resolve))
+  let closed: () => void = () => {}
+  const serverSawClose = new Promise<void>((resolve) => (closed = resolve))
+  const app = express()
+  app.use((_req, res, next) => {
+    res.once('close', () => closed())
+    next()
+  })
+  app.use(rateLimit({ store: slow, skipFailedRequests: true }))
+  app.get('/slow', (_req, res) => void res.send('late'))
+  const served = await listen(app)
+  try {
+    const { port } = served.server.address() as AddressInfo
+    const client = get(`http://127.0.0.1:${port}/slow`)
+    client.on('error', () => {}) // the abort below
+    await counted
+    client.destroy()
+    await serverSawClose
+    release()
+    // Waits for the decrement, or gives up after 2 s (it never comes when the close was missed).
+    await Promise.race([givenBack, new Promise((resolve) => setTimeout(resolve, 2000))])
+    expect(decrements).toEqual(['127.0.0.1'])
+  } finally {
+    await served.close()
+  }
 })
