@@ -150,6 +150,13 @@ export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
 
 export default rateLimit
 export { ipKeyGenerator } from './ip-key'
+export { SECOND, MINUTE, HOUR, DAY } from './time'
+/**
+ * Sluice's in-process store, under the name express-rate-limit exports its own: `store: new
+ * MemoryStore()` keeps working (it is also the default). It has Sluice's Store methods, not
+ * express-rate-limit's `increment/decrement/get`.
+ */
+export { MemoryStore } from '@sluice/core'
 export type {
   AugmentedRequest,
   ClientRateLimitInfo,
