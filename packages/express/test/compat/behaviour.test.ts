@@ -241,3 +241,16 @@ test('the options object given is not changed', () => {
   rateLimit(options)
   expect(options).toStrictEqual({ limit: 3 })
 })
+
+test('a limit function returning 0 is a ConfigError handed to next, never a silent pass', async () => {
+  const seen: unknown[] = []
+  const served = await serve(rateLimit({ limit: () => 0 }))
+  served.app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => {
+    seen.push(error)
+    res.status(500).send('limit broke')
+  })
+  await served.get().expect(500, 'limit broke')
+  expect(seen).toHaveLength(1)
+  expect(seen[0]).toBeInstanceOf(ConfigError)
+  expect((seen[0] as Error).message).toBe('`limit` must be a positive integer; got 0')
+})
