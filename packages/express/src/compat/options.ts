@@ -65,8 +65,6 @@ export interface CompatSettings {
   readonly core: HttpLimitOptions<Request>
   /** The express-rate-limit store, when one was given. */
   readonly peerStore: PeerStore | undefined
-  /** `limit: 0`: every request is refused. */
-  readonly refuseAll: boolean
   readonly headers: HeaderSettings
   readonly property: string
   readonly logger: Logger
@@ -213,31 +211,10 @@ function storeOf(
   return { peer, sluice: peer }
 }
 
-/** Resolves express-rate-limit's options once; the given object is not changed. */
-export function resolveCompatOptions(passed: RateLimitOptions | undefined): CompatSettings {
-  if (passed !== undefined && (typeof passed !== 'object' || passed === null)) {
-    invalidOption('options', passed, 'an object')
-  }
-  const given: Given = Object.fromEntries(
-    Object.entries(passed ?? {}).filter(([, value]) => value !== undefined),
-  )
-  const logger = given.logger === undefined ? CONSOLE_LOGGER : checkLogger(given.logger)
-  warnUnknown(given, logger)
-  const windowMs = lenientNumber(
-    'windowMs',
-    given.windowMs,
-    DEFAULT_WINDOW_MS,
-    (n) => Number.isSafeInteger(n) && n > 0,
-    logger,
-  )
-  const limit = limitOf(given, logger)
-  const statusCode = given.statusCode ?? 429
-  const draft = draftOf(given.standardHeaders, logger)
-  const legacy = given.legacyHeaders ?? given.headers ?? true
-  const ipv6Subnet = subnetOf(given.ipv6Subnet, logger)
-  const passOnStoreError = given.passOnStoreError ?? false
-  const property = given.requestPropertyName ?? 'rateLimit'
-  if (typeof property !== 'string' || property === '') {
+/** Checks the names express-rate-limit requires to be functions or a non-empty string. */
+function checkShapes(given: Given): void {
+  const property = given.requestPropertyName
+  if (property !== undefined && (typeof property !== 'string' || property === '')) {
     invalidOption('requestPropertyName', property, 'a non-empty string')
   }
   for (const name of ['handler', 'keyGenerator', 'skip', 'requestWasSuccessful'] as const) {
@@ -245,15 +222,27 @@ export function resolveCompatOptions(passed: RateLimitOptions | undefined): Comp
       invalidOption(name, given[name], 'a function')
     }
   }
-  const stores = storeOf(given.store, passOnStoreError, logger)
+}
+
+/** The options as express-rate-limit resolves them, its defaults filled in. */
+function peerOptions(given: Given, logger: Logger, store: SluiceStore | undefined): Options {
+  const windowMs = lenientNumber(
+    'windowMs',
+    given.windowMs,
+    DEFAULT_WINDOW_MS,
+    (n) => Number.isSafeInteger(n) && n > 0,
+    logger,
+  )
+  const property = given.requestPropertyName ?? 'rateLimit'
+  const ipv6Subnet = subnetOf(given.ipv6Subnet, logger)
   const options: Options = {
     ...given,
     windowMs,
-    limit,
+    limit: limitOf(given, logger),
     message: given.message ?? 'Too many requests, please try again later.',
-    statusCode,
-    legacyHeaders: legacy,
-    standardHeaders: draft ?? false,
+    statusCode: given.statusCode ?? 429,
+    legacyHeaders: given.legacyHeaders ?? given.headers ?? true,
+    standardHeaders: draftOf(given.standardHeaders, logger) ?? false,
     identifier: given.identifier ?? ((req) => quotaName(limitFromInfo(req, property), windowMs)),
     requestPropertyName: property,
     skipFailedRequests: given.skipFailedRequests ?? false,
@@ -264,42 +253,73 @@ export function resolveCompatOptions(passed: RateLimitOptions | undefined): Comp
     skip: given.skip ?? (() => false),
     requestWasSuccessful: given.requestWasSuccessful ?? ((_req, res) => res.statusCode < 400),
     // A Sluice Store shows as is; express-rate-limit's Options type has no place for it.
-    store: (given.store ?? stores.sluice) as Options['store'],
+    store: (given.store ?? store) as Options['store'],
     validate: given.validate ?? true,
-    passOnStoreError,
+    passOnStoreError: given.passOnStoreError ?? false,
     logger,
   }
-  const core: HttpLimitOptions<Request> = {
+  return options
+}
+
+/**
+ * The Sluice pipeline's options: fixed windows from each key's first hit, the compat entry's
+ * own headers and answers (so the pipeline writes none), Date.now() read per request.
+ */
+function coreOptions(
+  options: Options,
+  given: Given,
+  store: SluiceStore | undefined,
+): HttpLimitOptions<Request> {
+  const { limit, ipv6Subnet, logger } = options
+  const succeeded = given.requestWasSuccessful
+  return {
     algorithm: 'fixed-window',
     anchor: 'first-request',
-    window: windowMs,
+    window: options.windowMs,
     limit: typeof limit === 'function' ? withResponse(limit) : Math.max(1, limit),
     key: withResponse(options.keyGenerator),
     ipv6Subnet: typeof ipv6Subnet === 'number' ? ipv6Subnet : DEFAULT_SUBNET,
     skip: given.skip === undefined ? undefined : withResponse(given.skip),
+    // limit 0: every request is refused before anything is counted.
     denyList: limit === 0 ? () => true : undefined,
-    store: stores.sluice,
-    // Date.now() itself, read per request, as express-rate-limit reads it.
+    store,
     clock: () => Date.now(),
     skipSuccessfulRequests: options.skipSuccessfulRequests,
     skipFailedRequests: options.skipFailedRequests,
     requestWasSuccessful:
-      given.requestWasSuccessful === undefined
-        ? undefined
-        : (req, res) => given.requestWasSuccessful!(req, res as Response),
-    onStoreError: passOnStoreError ? 'allow' : 'throw',
+      succeeded === undefined ? undefined : (req, res) => succeeded(req, res as Response),
+    onStoreError: options.passOnStoreError ? 'allow' : 'throw',
     standardHeaders: false,
     legacyHeaders: false,
     retryAfterHeader: false,
     logger: { warn: (message) => logger.warn(message) },
   }
+}
+
+/** Resolves express-rate-limit's options once; the given object is not changed. */
+export function resolveCompatOptions(passed: RateLimitOptions | undefined): CompatSettings {
+  if (passed !== undefined && (typeof passed !== 'object' || passed === null)) {
+    invalidOption('options', passed, 'an object')
+  }
+  const given: Given = Object.fromEntries(
+    Object.entries(passed ?? {}).filter(([, value]) => value !== undefined),
+  )
+  const logger = given.logger === undefined ? CONSOLE_LOGGER : checkLogger(given.logger)
+  warnUnknown(given, logger)
+  checkShapes(given)
+  const stores = storeOf(given.store, given.passOnStoreError ?? false, logger)
+  const options = peerOptions(given, logger, stores.sluice)
+  const standard = options.standardHeaders
   return {
     options,
-    core,
+    core: coreOptions(options, given, stores.sluice),
     peerStore: stores.peer,
-    refuseAll: limit === 0,
-    headers: { legacy, draft, windowMs },
-    property,
+    headers: {
+      legacy: options.legacyHeaders,
+      draft: standard === false || standard === true ? undefined : standard,
+      windowMs: options.windowMs,
+    },
+    property: options.requestPropertyName,
     logger,
     handler: options.handler,
     identifier: options.identifier,
