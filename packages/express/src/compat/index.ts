@@ -2,7 +2,7 @@
  * @sluice/express/compat: express-rate-limit 8's `rateLimit`, its options, defaults, headers,
  * `req.rateLimit` and stores, on Sluice's one pipeline. Moving over is a change of import.
  */
-import type { Decision, HttpVerdict } from '@sluice/core'
+import { SluiceError, type Decision, type HttpVerdict, type Limiter } from '@sluice/core'
 import { createHttpLimiter } from '@sluice/core/adapter'
 import type { NextFunction, Request, Response } from 'express'
 import { decisionRecorder } from '../decision-slot'
@@ -119,12 +119,19 @@ export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
     key: string,
   ): Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined {
     if (peerStore !== undefined) return peerStore.get(key)
-    return peekInfo(key)
+    return peekInfo(fixedLimiter('getKey'), key)
   }
 
-  async function peekInfo(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const limiter = http.limiter
-    if (limiter === undefined) return undefined
+  /** The limiter of a fixed limit; with a limit function there is one per limit (no one key state). */
+  function fixedLimiter(method: string): Limiter {
+    if (http.limiter !== undefined) return http.limiter
+    throw new SluiceError(
+      'ERR_SLUICE_UNSUPPORTED',
+      `${method} needs a fixed \`limit\` or an express-rate-limit store; with a limit function, Sluice's store keeps a state per limit`,
+    )
+  }
+
+  async function peekInfo(limiter: Limiter, key: string): Promise<ClientRateLimitInfo> {
     const decision = await limiter.peek(key)
     return {
       totalHits: decision.limit - decision.remaining,
@@ -140,8 +147,8 @@ export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
       )
       return
     }
-    void http.limiter
-      ?.reset(key)
+    void fixedLimiter('resetKey')
+      .reset(key)
       .catch((error: unknown) => settings.logger.error(error, '[sluice] resetKey failed'))
   }
 

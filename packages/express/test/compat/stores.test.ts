@@ -260,3 +260,10 @@ test('skipFailedRequests gives back the hit of a client that left while the stor
     await served.close()
   }
 })
+
+test("getKey and resetKey with a limit function and Sluice's store throw, naming what they need", () => {
+  const limiter = rateLimit({ limit: () => 3 })
+  const needs = /needs a fixed `limit` or an express-rate-limit store/
+  expect(() => limiter.getKey('k')).toThrow(needs)
+  expect(() => limiter.resetKey('k')).toThrow(needs)
+})
