@@ -1,4 +1,5 @@
 // express-rate-limit stores work with the compatibility entry as they are, through a real server.
+import { createHash } from 'node:crypto'
 import { get } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import express, { type Request } from 'express'
@@ -266,4 +267,13 @@ test("getKey and resetKey with a limit function and Sluice's store throw, naming
   const needs = /needs a fixed `limit` or an express-rate-limit store/
   expect(() => limiter.getKey('k')).toThrow(needs)
   expect(() => limiter.resetKey('k')).toThrow(needs)
+})
+
+test('a key longer than 256 bytes reaches the store hashed', async () => {
+  const store = new WindowStore()
+  const long = 'k'.repeat(300)
+  const { get } = await serve(rateLimit({ store, keyGenerator: () => long }))
+  await get().expect(200)
+  const hashed = `sha256:${createHash('sha256').update(long).digest('base64url')}`
+  expect(store.calls).toEqual(['init', `increment ${hashed}`])
 })
