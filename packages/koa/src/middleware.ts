@@ -11,7 +11,12 @@ import type {
   ProxyTrust,
   RejectVerdict,
 } from '@sluice/core'
-import { createHttpLimiter, isPromise } from '@sluice/core/adapter'
+import {
+  createHttpLimiter,
+  createRefusalJson,
+  isPromise,
+  JSON_CONTENT_TYPE,
+} from '@sluice/core/adapter'
 import type { Context, Middleware, Next } from 'koa'
 
 type Awaitable<T> = T | Promise<T>
@@ -59,6 +64,7 @@ export function koaMiddleware(
   answer: KoaAnswer,
 ): RateLimitMiddleware {
   const { handler, throws, textBody } = answer
+  const refusalJson = createRefusalJson(core.message, (verdict) => JSON.stringify(verdict.body))
   const limiter = createHttpLimiter<Context>(core, {
     framework: 'Koa',
     resetStyle: 'epoch',
@@ -121,11 +127,20 @@ export function koaMiddleware(
     refuse(ctx, verdict)
   }
 
-  /** Answers a rejection: its headers, status and body (JSON, or its message as text). */
+  /**
+   * Answers a rejection: its headers, status and body, JSON text (built once per distinct body
+   * under a flood, see createRefusalJson) or its message as text. Text, not an object: Koa
+   * would look up the type and serialize an object on every 429, more work than deciding it.
+   */
   function refuse(ctx: Context, verdict: RejectVerdict): void {
     for (const [name, value] of verdict.headers) ctx.set(name, value)
     ctx.status = verdict.status
-    ctx.body = textBody ? messageOf(verdict.body) : verdict.body
+    if (textBody) {
+      ctx.body = messageOf(verdict.body)
+    } else {
+      ctx.set('Content-Type', JSON_CONTENT_TYPE)
+      ctx.body = refusalJson(verdict) ?? JSON.stringify(verdict.body)
+    }
     if (verdict.reason === 'limited') answer.afterLimited?.(ctx)
   }
   return Object.assign(sluiceRateLimit, { close: () => limiter.close() })

@@ -83,12 +83,18 @@ describe.each([
     for (let i = 0; i < 3; i++) await request(server).get('/').set('x-internal', '1').expect(200)
   })
 
-  test('an upstream middleware sees the 429 body as the object it is, and may wrap it', async () => {
+  test('the 429 body is JSON text; an upstream middleware reads the decision from ctx.state', async () => {
     const server = app(
       { duration: 60_000, max: 1, algorithm: 'fixed-window', clock: () => 60_000 * 1000 },
       async (ctx, next) => {
         await next()
-        if (ctx.status === 429) ctx.body = { wrapped: ctx.body }
+        if (ctx.status === 429) {
+          expect(typeof ctx.body).toBe('string')
+          ctx.body = {
+            wrapped: JSON.parse(ctx.body as string),
+            wait: ctx.state.rateLimit.retryAfterMs,
+          }
+        }
       },
     )
     await request(server).get('/').expect(200)
@@ -99,7 +105,25 @@ describe.each([
         message: 'Too many requests, please try again in 60 seconds.',
         retryAfter: 60,
       },
+      wait: 60_000,
     })
+  })
+
+  test('a 429 is sent as application/json, the same text for the same wait', async () => {
+    const server = app({
+      duration: 60_000,
+      max: 1,
+      algorithm: 'fixed-window',
+      clock: () => 60_000 * 1000,
+    })
+    await request(server).get('/').expect(200)
+    const first = await request(server).get('/').expect(429)
+    const second = await request(server).get('/').expect(429)
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(first.text).toBe(
+      '{"error":"Too Many Requests","message":"Too many requests, please try again in 60 seconds.","retryAfter":60}',
+    )
+    expect(second.text).toBe(first.text)
   })
 
   test('whitelist/blacklist functions and disableHeader', async () => {

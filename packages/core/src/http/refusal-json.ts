@@ -18,11 +18,15 @@ export function createRefusalJson(
   serialize: (verdict: RejectVerdict) => string,
 ): (verdict: RejectVerdict) => string | undefined {
   if (message !== undefined && typeof message !== 'string') return () => undefined
-  const bodies = new Map<string, string>()
+  // Keyed by a number (wait x 1000 + status), one map per reason: no string built per 429.
+  const limited = new Map<number, string>()
+  const banned = new Map<number, string>()
   return (verdict) => {
     if (verdict.retryAfterSeconds <= 0) return undefined
-    if (verdict.reason !== 'limited' && verdict.reason !== 'banned') return undefined
-    const id = `${verdict.status} ${verdict.reason} ${verdict.retryAfterSeconds}`
+    const bodies =
+      verdict.reason === 'limited' ? limited : verdict.reason === 'banned' ? banned : undefined
+    if (bodies === undefined) return undefined
+    const id = verdict.retryAfterSeconds * 1000 + verdict.status
     let json = bodies.get(id)
     if (json === undefined) {
       if (bodies.size >= MAX_BODIES) bodies.clear()
