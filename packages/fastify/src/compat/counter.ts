@@ -6,7 +6,7 @@
  * filled are counted here, per process. `continueExceeding` and `exponentialBackoff` become a
  * block of the key (the store keeps it) for the window, or for the doubled wait.
  */
-import { createLimiter, systemClock, type Limiter, type Store } from '@sluice/core'
+import { createLimiter, systemClock, type Limiter, type Logger, type Store } from '@sluice/core'
 import { isPeerStore, NO_READ_MESSAGE, PEER_STORE } from './peer-store'
 
 export interface Count {
@@ -26,6 +26,8 @@ export interface CounterOptions {
   exponentialBackoff: boolean
   /** Keys whose requests over the limit are remembered at once; the oldest go first. */
   maxKeys: number
+  /** Where store outages are reported (the app's Fastify logger). */
+  logger: Logger
 }
 
 interface Overage {
@@ -34,7 +36,7 @@ interface Overage {
 }
 
 export function createCounter(options: CounterOptions): Counter {
-  const { store, prefix, maxKeys } = options
+  const { store, prefix, maxKeys, logger } = options
   // A peer store times its own windows (its continueExceeding and backoff are its own).
   const peer = isPeerStore(store)
   const continueExceeding = options.continueExceeding && !peer
@@ -57,6 +59,7 @@ export function createCounter(options: CounterOptions): Counter {
         prefix,
         clock: systemClock,
         breaker: false,
+        logger,
       })
       limiters.set(id, limiter)
     }

@@ -176,7 +176,7 @@ function decorate(
 
 async function fastifyRateLimit(fastify: FastifyInstance, options: RateLimitPluginOptions) {
   const globalParams = pluginParams(options)
-  const source: CounterSource = await counterSource(options, globalParams)
+  const source: CounterSource = await counterSource(options, globalParams, fastify.log)
   const globalLimit: Limit = { counter: source(globalParams, false), params: globalParams }
   const ran = Symbol('fastify.request.rateLimitRan')
   fastify.decorateRequest(ran, false)

@@ -3,7 +3,7 @@
  * Store seam), Redis (`redis`: Sluice's RedisStore on the given client) or Sluice's MemoryStore.
  * Each route with options of its own counts apart, as the peer's `store.child()` does.
  */
-import { MemoryStore, type Store } from '@sluice/core'
+import { MemoryStore, type Logger, type Store } from '@sluice/core'
 import { createCounter, type Counter } from './counter'
 import { peerStoreAsStore } from './peer-store'
 import type { PeerStore, RateLimitParams, RateLimitPluginOptions } from './types'
@@ -22,6 +22,7 @@ async function redisStore(client: object, nameSpace: string): Promise<Store> {
 export async function counterSource(
   options: RateLimitPluginOptions,
   globalParams: RateLimitParams,
+  logger: Logger,
 ): Promise<CounterSource> {
   const maxKeys =
     typeof options.cache === 'number' && options.cache > 0 ? options.cache : DEFAULT_CACHE
@@ -30,6 +31,7 @@ export async function counterSource(
       store,
       prefix,
       maxKeys,
+      logger,
       continueExceeding: params.continueExceeding === true,
       exponentialBackoff: params.exponentialBackoff === true,
     })
