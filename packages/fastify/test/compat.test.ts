@@ -177,6 +177,13 @@ test('allowList as an array holds keys: listed keys are not limited and get no h
   }
 })
 
+test("whitelist, @fastify/rate-limit 10's name of allowList, is accepted on the plugin", async () => {
+  const app = await build({ max: 1, whitelist: (req) => req.headers['x-trusted'] !== undefined })
+  for (let i = 0; i < 3; i++) expect((await hit(app, '/', { 'x-trusted': '1' })).status).toBe(200)
+  await hit(app)
+  expect((await hit(app)).status).toBe(429)
+})
+
 test('errorResponseBuilder gets { statusCode, ban, max, ttl, after } and what it returns is thrown', async () => {
   const contexts: RateLimitContext[] = []
   const app = await build({

@@ -63,6 +63,7 @@ export function pluginParams(options: RateLimitPluginOptions): RateLimitParams {
   const labels = options.enableDraftSpec === true ? DRAFT_LABELS : LEGACY_LABELS
   return resolveParams({
     ...options,
+    allowList: options.allowList ?? options.whitelist,
     global: typeof options.global === 'boolean' ? options.global : true,
     enableDraftSpec: options.enableDraftSpec === true,
     labels,

@@ -97,6 +97,8 @@ export interface RateLimitPluginOptions extends RateLimitOptions {
   cache?: number
   /** `ratelimit-*` header names (IETF draft) instead of `x-ratelimit-*`. @default false */
   enableDraftSpec?: boolean
+  /** @fastify/rate-limit 10's name of `allowList` (removed in 11), for the plugin's options. @default undefined */
+  whitelist?: RateLimitOptions['allowList']
 }
 
 /** Options as resolved once: every default applied. */
