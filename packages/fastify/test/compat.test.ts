@@ -123,6 +123,25 @@ test('max: 0 refuses every request', async () => {
   expect(limitHeaders(refused)).toEqual(['0', '0', '5', '5'])
 })
 
+test('a window longer than a policy may have (limit x window over 2^50) is cut to fit, not a failed request', async () => {
+  const app = await build({ max: 2, timeWindow: 2 ** 52 })
+  expect(limitHeaders(await hit(app))).toEqual([
+    '2',
+    '1',
+    String(Math.ceil(2 ** 49 / 1000)),
+    undefined,
+  ])
+})
+
+test('exponentialBackoff stops doubling at Number.MAX_SAFE_INTEGER ms', async () => {
+  const app = await build({ max: 1, timeWindow: 2 ** 40, exponentialBackoff: true })
+  await hit(app)
+  const waits = []
+  for (let i = 0; i < 16; i++) waits.push((await hit(app)).headers['retry-after'])
+  expect(waits.slice(0, 2)).toEqual(['1099511628', '2199023256'])
+  expect(waits.slice(13)).toEqual(Array(3).fill(String(Math.ceil(Number.MAX_SAFE_INTEGER / 1000))))
+})
+
 test('max and timeWindow as functions get the request and its key', async () => {
   const seen: unknown[] = []
   const app = await build({

@@ -7,6 +7,7 @@
  * block of the key (the store keeps it) for the window, or for the doubled wait.
  */
 import { createLimiter, systemClock, type Limiter, type Logger, type Store } from '@sluice/core'
+import { MAX_SAFE_PRODUCT } from '@sluice/core/adapter'
 import { isPeerStore, NO_READ_MESSAGE, PEER_STORE } from './peer-store'
 
 export interface Count {
@@ -49,12 +50,14 @@ export function createCounter(options: CounterOptions): Counter {
     const id = `${max}/${timeWindow}`
     let limiter = limiters.get(id)
     if (limiter === undefined) {
+      // max 0 blocks every request: one is counted, and it is already over.
+      const limit = Math.max(1, max)
       limiter = createLimiter({
         algorithm: 'fixed-window',
         anchor: 'first-request',
-        // max 0 blocks every request: one is counted, and it is already over.
-        limit: Math.max(1, max),
-        window: Math.max(1, timeWindow),
+        limit,
+        // Sluice keeps limit x window exact in every store: a longer window is cut to fit.
+        window: Math.min(Math.max(1, timeWindow), Math.floor(MAX_SAFE_PRODUCT / limit)),
         store,
         prefix,
         clock: systemClock,
