@@ -17,10 +17,10 @@
 // preloading this file, points ioredis's default port there, so a machine's own Redis on 6379 is
 // never touched. Every test in the peer's suite goes through its public entry (the plugin and its
 // `normalizeIP` export), so every test counts.
-const { spawn, spawnSync } = require('node:child_process')
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
-const net = require('node:net')
 const path = require('node:path')
+const { startRedisServer } = require('../lib')
 
 const REDIS_PORT_ENV = 'SLUICE_COMPAT_REDIS_PORT'
 // A test that hangs fails after this long instead of stopping the run.
@@ -32,41 +32,6 @@ const SLUICE_ENTRY = path.resolve(__dirname, '../../packages/fastify/dist/compat
 function redirectRedis(port) {
   const ioredis = require(require.resolve('ioredis', { paths: [process.cwd()] }))
   ioredis.defaultOptions.port = port
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-async function startRedis() {
-  const port = await freePort()
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  )
-  for (let tries = 0; tries < 100; tries++) {
-    const up = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
-        socket.end()
-        resolve(true)
-      })
-      socket.once('error', () => resolve(false))
-    })
-    if (up) return { port, stop: () => child.kill() }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  child.kill()
-  throw new Error(`redis-server did not start on port ${port}`)
 }
 
 /** Copies the peer's tests with the entry's import swapped; returns the copied test files. */
@@ -129,7 +94,7 @@ async function main() {
   const entry = args.includes('--peer') ? path.join(root, 'index.js') : SLUICE_ENTRY
   if (!fs.existsSync(entry)) throw new Error(`${entry} is missing (build with npm run build)`)
   const files = copyTests(root, entry)
-  const redis = await startRedis()
+  const redis = await startRedisServer()
   try {
     const run = spawnSync(
       process.execPath,
