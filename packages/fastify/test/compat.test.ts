@@ -267,6 +267,19 @@ test('a @fastify/rate-limit store class is used as is: incr(key, cb, timeWindow,
   ])
 })
 
+test('routes with one groupId share one count per key, as @fastify/rate-limit documents groupId', async () => {
+  const app = await build({ max: 100 }, (a) => {
+    const otp = { config: { rateLimit: { max: 3, timeWindow: '1 minute', groupId: 'otp' } } }
+    a.get('/otp/send', otp, async () => 'sent')
+    a.get('/otp/resend', otp, async () => 'sent again')
+    a.get('/other', { config: { rateLimit: { max: 3, timeWindow: '1 minute' } } }, async () => 'x')
+  })
+  const statuses = []
+  for (const url of ['/otp/send', '/otp/resend', '/otp/send', '/otp/resend', '/other'])
+    statuses.push((await hit(app, url)).status)
+  expect(statuses).toEqual([200, 200, 200, 429, 200])
+})
+
 test('fastify.createRateLimit() checks a request; { increment: false } reads without counting', async () => {
   const app = await build({ global: false, max: 2, timeWindow: 10_000 }, (a) => {
     const check = a.createRateLimit()

@@ -1,7 +1,8 @@
 /**
  * Owns where a compat limit counts: a @fastify/rate-limit store class (used as is, through the
  * Store seam), Redis (`redis`: Sluice's RedisStore on the given client) or Sluice's MemoryStore.
- * Each route with options of its own counts apart, as the peer's `store.child()` does.
+ * Each route with options of its own counts apart, as the peer's `store.child()` does, except
+ * that routes with one `groupId` count together.
  */
 import { MemoryStore, type Logger, type Store } from '@sluice/core'
 import { createCounter, type Counter } from './counter'
@@ -48,8 +49,15 @@ export async function counterSource(
   return (params, child) => {
     if (!child) return counterOn(store, '', params)
     const { method, url } = params.routeInfo
-    // A route counts under its method and URL (stable across processes sharing Redis).
-    const prefix = url !== undefined ? `${String(method)}${url}-` : `limit${++unnamed}-`
+    // Routes of one group count together, as @fastify/rate-limit documents it (its own stores
+    // count each route apart); any other route under its method and URL (stable across
+    // processes sharing Redis); a decorator's limit apart.
+    const prefix =
+      params.groupId !== undefined
+        ? `group-${params.groupId}-`
+        : url !== undefined
+          ? `${String(method)}${url}-`
+          : `limit${++unnamed}-`
     return counterOn(store, prefix, params)
   }
 }
