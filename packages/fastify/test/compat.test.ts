@@ -280,6 +280,21 @@ test('routes with one groupId share one count per key, as @fastify/rate-limit do
   expect(statuses).toEqual([200, 200, 200, 429, 200])
 })
 
+test('a store call that takes longer than a second counts as a store failure (skipOnError lets it through)', async () => {
+  jest.useRealTimers()
+  class HungStore implements PeerStore {
+    incr() {}
+    child() {
+      return this
+    }
+  }
+  const app = await build({ max: 1, store: HungStore, skipOnError: true })
+  const started = Date.now()
+  const res = await hit(app)
+  expect([res.status, limitHeaders(res)]).toEqual([200, '1 1 0 -'])
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+})
+
 test('fastify.createRateLimit() checks a request; { increment: false } reads without counting', async () => {
   const app = await build({ global: false, max: 2, timeWindow: 10_000 }, (a) => {
     const check = a.createRateLimit()

@@ -31,6 +31,9 @@ export interface CounterOptions {
   logger: Logger
 }
 
+/** Distinct (max, window) pairs whose limiters are kept for reuse. */
+const MAX_LIMITERS = 1000
+
 interface Overage {
   count: number
   until: number
@@ -65,6 +68,8 @@ export function createCounter(options: CounterOptions): Counter {
         logger,
       })
       limiters.set(id, limiter)
+      // A limiter holds no state (the store does): past this many pairs, drop the oldest.
+      if (limiters.size > MAX_LIMITERS) limiters.delete(limiters.keys().next().value!)
     }
     return limiter
   }
