@@ -73,9 +73,9 @@ function installAccessor(prototype: object, property: string, slot: DecisionSlot
  * through an accessor installed once on Express's shared request prototype, below every app's,
  * so it stays visible when a mounted sub-app swaps prototypes.
  */
-export function decisionRecorder(
+export function decisionRecorder<Value = Decision>(
   property: string,
-): (req: Request, decision: Decision | undefined) => void {
+): (req: Request, decision: Value | undefined) => void {
   const slot = slotFor(property)
   const accessorFor = new WeakMap<object, boolean>()
   let lastPrototype: object | undefined

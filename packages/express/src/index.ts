@@ -5,7 +5,6 @@ import {
   type Decision,
   type HttpLimitOptions,
   type HttpVerdict,
-  type ProxyTrust,
   type RejectVerdict,
 } from '@sluice/core'
 import {
@@ -20,6 +19,7 @@ import {
 } from '@sluice/core/adapter'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { decisionRecorder } from './decision-slot'
+import { expressDefaults } from './framework'
 
 type Awaitable<T> = T | Promise<T>
 
@@ -57,15 +57,6 @@ export type RateLimitMiddleware = RequestHandler & {
    */
   close(): void
 }
-
-function trustOf(req: Request): ProxyTrust {
-  const setting: unknown = req.app.get('trust proxy')
-  if (setting === true) return 'all'
-  return setting ? 'some' : 'none'
-}
-
-const PROXY_HINT =
-  "set app.set('trust proxy', '<your proxy's address or CIDR>'), e.g. '10.0.0.1' or 'loopback', or app.set('trust proxy', 1) for exactly one proxy hop."
 
 /** Maps express-rate-limit names onto Sluice's, once. */
 function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> {
@@ -116,14 +107,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     invalidOption('requestPropertyName', property, 'a non-empty string')
   }
   const core = normalize(options)
-  const limiter = createHttpLimiter<Request>(core, {
-    framework: 'Express',
-    resetStyle: 'epoch',
-    proxyTrust: trustOf,
-    peerAddress: (req) => req.socket?.remoteAddress,
-    proxyHint: PROXY_HINT,
-    customRejection: handler !== undefined,
-  })
+  const limiter = createHttpLimiter<Request>(core, expressDefaults(handler !== undefined))
   const recordDecision = decisionRecorder(property)
   const refusalJson = createRefusalJson(core.message, (verdict) => JSON.stringify(verdict.body))
 

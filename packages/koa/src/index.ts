@@ -1,25 +1,16 @@
 /**
  * @sluice/koa: the Koa middleware, with koa-ratelimit's option names accepted.
  */
-import {
-  type Decision,
-  type HttpLimitOptions,
-  type HttpVerdict,
-  type LegacyHeaderNames,
-  type ProxyTrust,
-  type RejectVerdict,
-  type RequestList,
-} from '@sluice/core'
+import type { Decision, HttpLimitOptions, LegacyHeaderNames, RequestList } from '@sluice/core'
 import {
   checkAliasLimit,
   checkAliasMs,
   checkAlias,
-  createHttpLimiter,
   DEFAULT_LEGACY_NAMES,
   invalidOption,
-  isPromise,
 } from '@sluice/core/adapter'
-import type { Context, Middleware, Next } from 'koa'
+import type { Context } from 'koa'
+import { koaMiddleware, type RateLimitMiddleware } from './middleware'
 
 type Awaitable<T> = T | Promise<T>
 
@@ -60,22 +51,6 @@ export interface KoaRateLimitOptions extends HttpLimitOptions<Context> {
   /** Answers rate-limited requests itself (not ban or deny 403s). @default undefined */
   handler?: (ctx: Context, decision: Decision) => Awaitable<void>
 }
-
-/** The middleware, plus `close()`: stops the rules file watcher it opened (`rules` as a path). */
-export type RateLimitMiddleware = Middleware & {
-  /**
-   * Stops what the middleware started: the watcher of a `rules` file path (a RulesWatcher or
-   * RuleSet you passed stays yours). Call it when the server shuts down. Idempotent.
-   */
-  close(): void
-}
-
-function trustOf(ctx: Context): ProxyTrust {
-  if (!ctx.app.proxy) return 'none'
-  return ctx.app.maxIpsCount > 0 ? 'some' : 'all'
-}
-
-const PROXY_HINT = 'set app.proxy = true and app.maxIpsCount = 1 (one proxy hop).'
 
 function alias<T>(
   result: Record<string, unknown>,
@@ -158,75 +133,10 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
   }
   const throws = options.throw ?? false
   if (typeof throws !== 'boolean') invalidOption('throw', throws, 'true or false')
-  const limiter = createHttpLimiter<Context>(core, {
-    framework: 'Koa',
-    resetStyle: 'epoch',
-    proxyTrust: trustOf,
-    peerAddress: (ctx) => ctx.req.socket?.remoteAddress,
-    proxyHint: PROXY_HINT,
-    legacyNames: names,
-    customRejection: handler !== undefined,
-  })
-
-  /**
-   * A request decided at once and admitted goes straight on (`next()`'s promise is the
-   * middleware's); everything else goes through `apply`'s promise, as before.
-   */
-  function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
-    let verdict: HttpVerdict | Promise<HttpVerdict>
-    try {
-      verdict = limiter.decideNow(ctx, ctx.res)
-      if (!isPromise(verdict)) {
-        if (verdict.action === 'pass') return Promise.resolve(next())
-        if (verdict.action === 'allow') {
-          ctx.state.rateLimit = verdict.decision
-          for (const [name, value] of verdict.headers) ctx.set(name, value)
-          return Promise.resolve(next())
-        }
-        // A rejection decided at once is answered at once, without apply's async frame.
-        if (!throws && !(verdict.reason === 'limited' && handler !== undefined)) {
-          ctx.state.rateLimit = verdict.decision
-          refuse(ctx, verdict)
-          return Promise.resolve()
-        }
-      }
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    return apply(ctx, next, verdict)
-  }
-
-  // Store failures (onStoreError 'throw') reject here and reach Koa's error handling: a 500.
-  async function apply(ctx: Context, next: Next, pending: Awaitable<HttpVerdict>) {
-    const verdict = await pending
-    if (verdict.action === 'pass') return next()
-    ctx.state.rateLimit = verdict.decision
-    if (verdict.action === 'allow') {
-      for (const [name, value] of verdict.headers) ctx.set(name, value)
-      return next()
-    }
-    if (verdict.reason === 'limited' && handler !== undefined) {
-      for (const [name, value] of verdict.headers) ctx.set(name, value)
-      return handler(ctx, verdict.decision!)
-    }
-    if (throws) {
-      // Koa's error handling clears headers set on ctx, so they travel on the error.
-      const body = verdict.body as { message?: unknown }
-      const message = typeof body?.message === 'string' ? body.message : JSON.stringify(body)
-      ctx.throw(verdict.status, message, { headers: Object.fromEntries(verdict.headers) })
-    }
-    refuse(ctx, verdict)
-  }
-
-  /** Answers a rejection: its headers, status and JSON body. */
-  function refuse(ctx: Context, verdict: RejectVerdict): void {
-    for (const [name, value] of verdict.headers) ctx.set(name, value)
-    ctx.status = verdict.status
-    ctx.body = verdict.body
-  }
-  return Object.assign(sluiceRateLimit, { close: () => limiter.close() })
+  return koaMiddleware(core, { names, handler, throws, textBody: false })
 }
 
 export default rateLimit
+export type { RateLimitMiddleware } from './middleware'
 export { ipKey, headerKey, userKey, combineKeys } from '@sluice/core'
 export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core'

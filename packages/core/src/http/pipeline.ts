@@ -51,6 +51,14 @@ function holdSignal(res: ServerResponse): { signal: AbortSignal; release: () => 
   return { signal: controller.signal, release: () => res.off('close', onClose) }
 }
 
+/**
+ * Resolves when the response closes. Watched from the request's start (with a skip option), so
+ * a client that leaves while the store call is out still gets its charge settled.
+ */
+function closing(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => res.once('close', () => resolve()))
+}
+
 /** The store call's outcome as `conclude` needs it. */
 interface Counted {
   readonly key: string
@@ -60,6 +68,8 @@ interface Counted {
   readonly held: { signal: AbortSignal } | undefined
   readonly rules: RulesDecision | undefined
   readonly limiter: Limiter | undefined
+  /** With a skip option: the response's close, watched since the request came in. */
+  readonly closed: Promise<void> | undefined
 }
 
 /** One adapter's pipeline over its resolved options. */
@@ -92,6 +102,7 @@ class Pipeline<Req extends HttpRequestLike> {
     if (r.proxy.armed) r.proxy.check(req)
     const key = boundKey(r.keyByIp(req))
     const units = r.cost as number
+    const closed = r.refunds ? closing(res) : undefined
     const decision = this.consumeDirect!(key, units)
     const counted = (settled: Decision): Counted => ({
       key,
@@ -100,6 +111,7 @@ class Pipeline<Req extends HttpRequestLike> {
       held: undefined,
       rules: undefined,
       limiter: r.fixed,
+      closed,
     })
     if (isPromise(decision))
       return decision.then((settled) => this.conclude(req, res, counted(settled)))
@@ -109,6 +121,7 @@ class Pipeline<Req extends HttpRequestLike> {
   readonly decideAsync = async (req: Req, res: ServerResponse): Promise<HttpVerdict> => {
     const r = this.r
     if (r.proxy.armed) r.proxy.check(req)
+    const closed = r.refunds ? closing(res) : undefined
     if (r.skip !== undefined && (await r.skip(req))) return PASS
     const given = r.key === undefined ? undefined : await r.key(req)
     if (given === false) return PASS
@@ -123,7 +136,7 @@ class Pipeline<Req extends HttpRequestLike> {
     const held = r.maxWaitMs === undefined ? undefined : holdSignal(res)
     let counted: Counted | undefined
     try {
-      counted = await this.count(req, key, units, held)
+      counted = await this.count(req, key, units, held, closed)
     } catch (error) {
       if (held?.signal.aborted) return r.rejections.aborted(key)
       throw error
@@ -139,6 +152,7 @@ class Pipeline<Req extends HttpRequestLike> {
     key: string,
     units: number,
     held: { signal: AbortSignal } | undefined,
+    closed: Promise<void> | undefined,
   ): Promise<Counted | undefined> {
     const r = this.r
     if (r.rules !== undefined) {
@@ -152,14 +166,22 @@ class Pipeline<Req extends HttpRequestLike> {
               signal: held.signal,
             })
       if (result.decision === undefined) return undefined
-      return { key, units, decision: result.decision, held, rules: result, limiter: undefined }
+      return {
+        key,
+        units,
+        decision: result.decision,
+        held,
+        rules: result,
+        limiter: undefined,
+        closed,
+      }
     }
     const limiter = r.fixed ?? r.tiers!.limiterFor(await r.tiers!.limitOf(req))
     const decision =
       held === undefined
         ? await limiter.consume(key, { cost: units })
         : await limiter.wait(key, { cost: units, maxWaitMs: r.maxWaitMs, signal: held.signal })
-    return { key, units, decision, held, rules: undefined, limiter }
+    return { key, units, decision, held, rules: undefined, limiter, closed }
   }
 
   /** What follows the store call: headers, refund tracking, shaping, onLimited, ban and body. */
@@ -175,9 +197,9 @@ class Pipeline<Req extends HttpRequestLike> {
       // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
       // queued request was already held for its slot).
       if (counted.held === undefined && decision.delayMs > 0) {
-        return this.shape(req, res, key, decision, refund, verdict)
+        return this.shape(req, res, counted, refund, verdict)
       }
-      if (r.refunds) res.once('close', () => void this.settle(req, res, key, refund))
+      counted.closed?.then(() => this.settle(req, res, key, refund))
       return verdict
     }
     if (r.onLimited !== undefined) r.onLimited(req, decision)
@@ -215,8 +237,7 @@ class Pipeline<Req extends HttpRequestLike> {
   private shape(
     req: Req,
     res: ServerResponse,
-    key: string,
-    decision: Decision,
+    { key, decision, closed }: Counted,
     refund: () => Promise<void>,
     verdict: AllowVerdict,
   ): Awaitable<HttpVerdict> {
@@ -234,7 +255,7 @@ class Pipeline<Req extends HttpRequestLike> {
     }
     return r.holds.hold(decision.delayMs, res, giveBack).then((end) => {
       if (end === 'left') return r.rejections.aborted(key) // its charge is back already
-      if (r.refunds) res.once('close', () => void this.settle(req, res, key, refund))
+      closed?.then(() => this.settle(req, res, key, refund))
       return verdict
     })
   }

@@ -1,0 +1,132 @@
+/**
+ * Owns the Koa middleware over core's pipeline: one request's verdict turned into Koa's answer
+ * (headers, status and body, `ctx.throw`, or a handler). The main entry and the compatibility
+ * entry both build their middleware here, from options each has resolved.
+ */
+import type {
+  Decision,
+  HttpLimitOptions,
+  HttpVerdict,
+  LegacyHeaderNames,
+  ProxyTrust,
+  RejectVerdict,
+} from '@sluice/core'
+import { createHttpLimiter, isPromise } from '@sluice/core/adapter'
+import type { Context, Middleware, Next } from 'koa'
+
+type Awaitable<T> = T | Promise<T>
+
+/** The middleware, plus `close()`: stops the rules file watcher it opened (`rules` as a path). */
+export type RateLimitMiddleware = Middleware & {
+  /**
+   * Stops what the middleware started: the watcher of a `rules` file path (a RulesWatcher or
+   * RuleSet you passed stays yours). Call it when the server shuts down. Idempotent.
+   */
+  close(): void
+}
+
+/** How rejections are answered, resolved by the entry that builds the middleware. */
+export interface KoaAnswer {
+  readonly names: LegacyHeaderNames
+  /** Answers rate-limited requests itself (not ban or deny 403s). */
+  readonly handler: ((ctx: Context, decision: Decision) => Awaitable<void>) | undefined
+  /** Reject with `ctx.throw(status, message, { headers })`. */
+  readonly throws: boolean
+  /** The body of a rejection is its message as text (koa-ratelimit), not the JSON body. */
+  readonly textBody: boolean
+  /** Lower-case header names left out of rejections. */
+  readonly omitWhenRejected?: readonly string[]
+  /** Called once a rate-limited request's answer is set (or before it is thrown), so it may change it. */
+  readonly afterLimited?: (ctx: Context) => void
+}
+
+function trustOf(ctx: Context): ProxyTrust {
+  if (!ctx.app.proxy) return 'none'
+  return ctx.app.maxIpsCount > 0 ? 'some' : 'all'
+}
+
+const PROXY_HINT = 'set app.proxy = true and app.maxIpsCount = 1 (one proxy hop).'
+
+/** A rejection's message as text: the body's `message`, or the whole body as JSON. */
+function messageOf(body: unknown): string {
+  const message = (body as { message?: unknown } | undefined)?.message
+  return typeof message === 'string' ? message : JSON.stringify(body)
+}
+
+/** Koa (2 and 3) rate-limit middleware over options already resolved by an entry. */
+export function koaMiddleware(
+  core: HttpLimitOptions<Context>,
+  answer: KoaAnswer,
+): RateLimitMiddleware {
+  const { handler, throws, textBody } = answer
+  const limiter = createHttpLimiter<Context>(core, {
+    framework: 'Koa',
+    resetStyle: 'epoch',
+    proxyTrust: trustOf,
+    peerAddress: (ctx) => ctx.req.socket?.remoteAddress,
+    proxyHint: PROXY_HINT,
+    legacyNames: answer.names,
+    omitWhenRejected: answer.omitWhenRejected,
+    customRejection: handler !== undefined,
+  })
+
+  /**
+   * A request decided at once and admitted goes straight on (`next()`'s promise is the
+   * middleware's); everything else goes through `apply`'s promise, as before.
+   */
+  function sluiceRateLimit(ctx: Context, next: Next): Promise<unknown> {
+    let verdict: HttpVerdict | Promise<HttpVerdict>
+    try {
+      verdict = limiter.decideNow(ctx, ctx.res)
+      if (!isPromise(verdict)) {
+        if (verdict.action === 'pass') return Promise.resolve(next())
+        if (verdict.action === 'allow') {
+          ctx.state.rateLimit = verdict.decision
+          for (const [name, value] of verdict.headers) ctx.set(name, value)
+          return Promise.resolve(next())
+        }
+        // A rejection decided at once is answered at once, without apply's async frame.
+        if (!throws && !(verdict.reason === 'limited' && handler !== undefined)) {
+          ctx.state.rateLimit = verdict.decision
+          refuse(ctx, verdict)
+          return Promise.resolve()
+        }
+      }
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return apply(ctx, next, verdict)
+  }
+
+  // Store failures (onStoreError 'throw') reject here and reach Koa's error handling: a 500.
+  async function apply(ctx: Context, next: Next, pending: Awaitable<HttpVerdict>) {
+    const verdict = await pending
+    if (verdict.action === 'pass') return next()
+    ctx.state.rateLimit = verdict.decision
+    if (verdict.action === 'allow') {
+      for (const [name, value] of verdict.headers) ctx.set(name, value)
+      return next()
+    }
+    if (verdict.reason === 'limited' && handler !== undefined) {
+      for (const [name, value] of verdict.headers) ctx.set(name, value)
+      return handler(ctx, verdict.decision!)
+    }
+    if (throws) {
+      if (verdict.reason === 'limited') answer.afterLimited?.(ctx)
+      // Koa's error handling clears headers set on ctx, so they travel on the error.
+      ctx.throw(verdict.status, messageOf(verdict.body), {
+        headers: Object.fromEntries(verdict.headers),
+      })
+    }
+    refuse(ctx, verdict)
+  }
+
+  /** Answers a rejection: its headers, status and body (JSON, or its message as text). */
+  function refuse(ctx: Context, verdict: RejectVerdict): void {
+    for (const [name, value] of verdict.headers) ctx.set(name, value)
+    ctx.status = verdict.status
+    ctx.body = textBody ? messageOf(verdict.body) : verdict.body
+    if (verdict.reason === 'limited') answer.afterLimited?.(ctx)
+  }
+  return Object.assign(sluiceRateLimit, { close: () => limiter.close() })
+}

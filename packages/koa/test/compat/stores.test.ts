@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { Redis } from 'ioredis'
+import request from 'supertest'
+import { describeStoreConformance, startRedis, type RedisServer } from '@sluice/testkit'
+import { MapStore } from '../../src/compat/map-store'
+import { serve, sleep, type Served } from './serve'
+
+// koa-ratelimit's stores as is: its `db` Map (a Sluice Store on the Map, which the store
+// conformance suite checks like every store) and its ioredis client (RedisStore on it).
+
+describeStoreConformance('MapStore (koa-ratelimit db Map)', async () => {
+  const store = new MapStore(new Map(), 'limit')
+  return { store, close: () => Promise.resolve() }
+})
+
+describe('driver redis: the ioredis client given as db', () => {
+  let server: RedisServer
+  let client: Redis
+  let app: Served | undefined
+
+  beforeAll(async () => {
+    server = await startRedis()
+    client = new Redis({ port: server.port, host: server.host, maxRetriesPerRequest: 1 })
+  })
+  afterEach(async () => {
+    await app?.close()
+    app = undefined
+    await client.flushall()
+  })
+  afterAll(async () => {
+    client.disconnect()
+    await server.stop()
+  })
+
+  test('counts a sliding log, as koa-ratelimit’s Redis driver does', async () => {
+    app = await serve({ driver: 'redis', db: client, max: 2, duration: 2000 })
+    const first = Date.now()
+    await request(app.url).get('/').expect(200)
+    await sleep(first + 1000 - Date.now())
+    await request(app.url).get('/').expect(200)
+    await sleep(first + 1300 - Date.now())
+    await request(app.url).get('/').expect(429)
+    // The first request has left the log; the second is still in it. A window counted from
+    // the first request would have started afresh and let two more through.
+    await sleep(first + 2300 - Date.now())
+    await request(app.url).get('/').expect(200)
+    await request(app.url).get('/').expect(429)
+  })
+
+  test('keys live under <namespace>:*, and deleting them lets the client in again', async () => {
+    app = await serve({ db: client, max: 1 })
+    await request(app.url).get('/').expect(200)
+    await request(app.url).get('/').expect(429)
+    const keys = await client.keys('limit:*')
+    expect(keys).toHaveLength(1)
+    expect(keys[0]).toMatch(/^limit:\{127\.0\.0\.1\}:/)
+    await client.del(...keys)
+    await request(app.url).get('/').expect(200)
+  })
+
+  test('the default message and Retry-After come from the log', async () => {
+    app = await serve({ db: client, max: 1 })
+    await request(app.url).get('/').expect(200)
+    const res = await request(app.url).get('/').expect(429)
+    expect(res.text).toBe('Rate limit exceeded, retry in 60 minutes.')
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(3599)
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(3601)
+  })
+})
+
+test('require(@sluice/koa/compat) is the ratelimit function, as require(koa-ratelimit) is', () => {
+  // The built package, as an application loads it (CommonJS and ESM).
+  const dist = resolve(__dirname, '../../dist')
+  const cjs = `const r = require(${JSON.stringify(`${dist}/compat.js`)}); process.stdout.write(typeof r + ' ' + r.name)`
+  expect(execFileSync(process.execPath, ['-e', cjs], { encoding: 'utf8' })).toBe(
+    'function ratelimit',
+  )
+  const esm = `import r from ${JSON.stringify(`${dist}/compat.mjs`)}; process.stdout.write(typeof r)`
+  expect(
+    execFileSync(process.execPath, ['--input-type=module', '-e', esm], { encoding: 'utf8' }),
+  ).toBe('function')
+})
