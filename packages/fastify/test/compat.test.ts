@@ -9,7 +9,7 @@ import rateLimit, {
   type RateLimitContext,
   type RateLimitParams,
   type RateLimitPluginOptions,
-} from '../src/compat'
+} from '@sluice/fastify/compat'
 
 // @sluice/fastify/compat behaves as @fastify/rate-limit does; each test names one behaviour of
 // the peer's that the compat entry matches. Time: only Date is faked (sockets and timers run),
