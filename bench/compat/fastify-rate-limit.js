@@ -2,12 +2,13 @@
 // Runs @fastify/rate-limit's own test suite against @sluice/fastify/compat with only the import of
 // the peer's public entry changed, and prints how many of its tests pass.
 //
-//   node bench/compat/fastify-rate-limit.js <peer-checkout> [--peer] [--verbose]
+//   node bench/compat/fastify-rate-limit.js <peer-checkout> [--peer | --main] [--verbose]
 //
 // <peer-checkout>: a checkout of github.com/fastify/fastify-rate-limit (a release tag) with its
 // dev dependencies installed (`npm install --ignore-scripts` there). Build this repository first
 // (`npm run build`). --peer runs the same harness against the peer's own entry (the baseline,
-// which should pass every test); --verbose lists every test that fails.
+// which should pass every test); --main against @sluice/fastify's main entry (what the docs
+// offered before the compat entry); --verbose lists every test that fails.
 //
 // What the harness does, and nothing more: it copies the peer's test/ folder next to it
 // (<peer-checkout>/.sluice-compat-test, so the peer's node_modules still resolve), rewrites each
@@ -26,7 +27,14 @@ const REDIS_PORT_ENV = 'SLUICE_COMPAT_REDIS_PORT'
 // A test that hangs fails after this long instead of stopping the run.
 const TEST_TIMEOUT_MS = 30_000
 const COPY_DIR = '.sluice-compat-test'
-const SLUICE_ENTRY = path.resolve(__dirname, '../../packages/fastify/dist/compat.js')
+const DIST = path.resolve(__dirname, '../../packages/fastify/dist')
+
+/** The entry under test and its name, from the command line. */
+function entryOf(args, root) {
+  if (args.includes('--peer')) return { file: path.join(root, 'index.js'), name: 'itself' }
+  if (args.includes('--main')) return { file: path.join(DIST, 'index.js'), name: '@sluice/fastify' }
+  return { file: path.join(DIST, 'compat.js'), name: '@sluice/fastify/compat' }
+}
 
 /** Preloaded into each test process: ioredis's default port becomes the harness's server. */
 function redirectRedis(port) {
@@ -86,14 +94,15 @@ async function main() {
   const peerDir = args.find((arg) => !arg.startsWith('--'))
   if (!peerDir) {
     console.error(
-      'usage: node bench/compat/fastify-rate-limit.js <peer-checkout> [--peer] [--verbose]',
+      'usage: node bench/compat/fastify-rate-limit.js <peer-checkout> [--peer | --main] [--verbose]',
     )
     process.exit(2)
   }
   const root = path.resolve(peerDir)
-  const entry = args.includes('--peer') ? path.join(root, 'index.js') : SLUICE_ENTRY
-  if (!fs.existsSync(entry)) throw new Error(`${entry} is missing (build with npm run build)`)
-  const files = copyTests(root, entry)
+  const entry = entryOf(args, root)
+  if (!fs.existsSync(entry.file))
+    throw new Error(`${entry.file} is missing (build with npm run build)`)
+  const files = copyTests(root, entry.file)
   const redis = await startRedisServer()
   try {
     const run = spawnSync(
@@ -121,11 +130,8 @@ async function main() {
     if (args.includes('--verbose'))
       for (const result of results) if (!result.passed) console.log(`failed: ${result.name}`)
     const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version
-    const against = args.includes('--peer')
-      ? `@fastify/rate-limit ${version} itself`
-      : '@sluice/fastify/compat'
     console.log(
-      `@fastify/rate-limit ${version} test suite against ${against}: ${passed}/${results.length} passed`,
+      `@fastify/rate-limit ${version} test suite against ${entry.name}: ${passed}/${results.length} passed`,
     )
   } finally {
     redis.stop()
