@@ -11,6 +11,7 @@ const config: Config = {
   moduleNameMapper: {
     '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
     '^@sluice/core/simulate$': '<rootDir>/packages/core/src/simulate/index.ts',
+    '^@sluice/core/web$': '<rootDir>/packages/core/src/web.ts',
     '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',

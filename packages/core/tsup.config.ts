@@ -10,11 +10,22 @@ export default defineConfig([
     splitting: true,
     dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
     // Both builds run at once: leave the CLI's output alone.
-    clean: ['!cli.js', '!cli.js.map', '!rules-worker.js', '!rules-worker.js.map'],
+    clean: ['!cli.js', '!cli.js.map', '!rules-worker.js', '!rules-worker.js.map', '!web.*'],
     sourcemap: true,
     target: 'node20',
     // prometheusMetrics loads the optional prom-client with createRequire(__filename).
     shims: true,
+  },
+  {
+    // @sluice/core/web: one file per format with no Node import, for runtimes with web APIs
+    // only. Built apart: the ESM shims above (node:path, node:url) land in the chunk every
+    // split entry shares. So its classes (ConfigError...) are its own copies.
+    entry: { web: 'src/web.ts' },
+    format: ['cjs', 'esm'],
+    dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
+    clean: false,
+    sourcemap: true,
+    target: 'es2022',
   },
   {
     // `sluice` bin: CommonJS only (it is run, never imported), with the shebang npm links to.
