@@ -33,7 +33,9 @@ export function createBadKeyHandler(
 ): (value: unknown, req: RequestLike & { method?: string }) => undefined {
   let warned = false
   return function badKey(value, req) {
-    const route = `${req.method ?? 'GET'} ${(req.url ?? '/').split('?')[0]}`
+    // A Fetch Request's url is absolute: the route is its path, as Node's req.url gives it.
+    const path = (req.url ?? '/').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '')
+    const route = `${req.method ?? 'GET'} ${path.split('?')[0] || '/'}`
     if (mode === 'throw') {
       throw new SluiceError(
         'ERR_SLUICE_ARGUMENT',

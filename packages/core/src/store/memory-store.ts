@@ -8,6 +8,7 @@ import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ByteBudget, NONE, PolicyTable } from './policy-table'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
+import { unrefTimer } from '../timers'
 
 export interface MemoryStoreOptions {
   /**
@@ -64,7 +65,7 @@ export class MemoryStore implements Store {
     this.budget = new ByteBudget(checkPositiveInteger(options.maxBytes ?? 2 ** 30, 'maxBytes'))
     const interval = checkPositiveInteger(options.sweepIntervalMs ?? 60_000, 'sweepIntervalMs')
     this.sweeper = setInterval(() => this.sweep(), interval)
-    this.sweeper.unref()
+    unrefTimer(this.sweeper)
   }
 
   consume(request: StoreRequest): Promise<StoreResult> {
