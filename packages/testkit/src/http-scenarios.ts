@@ -47,3 +47,9 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       registerRedisCases(ctx))
   })
 }
+export {
+  fetchScenarioOptions,
+  scenarioIp,
+  serveFetch,
+  type NodeBindings,
+} from './http/fetch-harness'
