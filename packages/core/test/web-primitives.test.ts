@@ -4,7 +4,12 @@ import { createHash } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import fc from 'fast-check'
 import { boundKey } from '@sluice/core/adapter'
-import { createHttpLimiter, type RuleSet } from '@sluice/core/web'
+import {
+  createHttpLimiter,
+  type HttpRequestLike,
+  type ResponseLike,
+  type RuleSet,
+} from '@sluice/core/web'
 import { createHttpLimiter as createWebOnlyHttpLimiter } from '../src/http/web'
 import { base64url, sha256, utf8Length } from '../src/http/sha256'
 import { ERROR_STATUS_TEXT } from '../src/http/status-text'
@@ -57,7 +62,7 @@ describe('rules on the web build', () => {
   const defaults = { framework: 'Fetch', resetStyle: 'epoch' as const }
 
   test('a compiled RuleSet is taken', async () => {
-    const limiter = createWebOnlyHttpLimiter(
+    const limiter = createWebOnlyHttpLimiter<HttpRequestLike, ResponseLike>(
       { rules, descriptors: () => [['user', 'u1']] },
       defaults,
     )

@@ -16,7 +16,7 @@ test('route handler: 10 a minute per client, with the headers, then 429', async 
   const refused = await GET(from('192.0.2.1'))
   expect(refused.status).toBe(429)
   expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
-  expect((await refused.json()).error).toBe('Too Many Requests')
+  expect(((await refused.json()) as { error: string }).error).toBe('Too Many Requests')
   expect((await GET(from('192.0.2.2'))).status).toBe(200)
 })
 
