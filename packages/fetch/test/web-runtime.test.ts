@@ -9,8 +9,9 @@ import { build } from 'esbuild'
 
 const entry = `
 import { rateLimit } from '@sluice/fetch'
+// Created in global scope, as Workers apps do: no timer, no random value until a request.
+const limited = rateLimit({ limit: 1, window: '1m', algorithm: 'fixed-window', ip: (r) => r.headers.get('cf-connecting-ip') })
 export async function run() {
-  const limited = rateLimit({ limit: 1, window: '1m', algorithm: 'fixed-window', ip: (r) => r.headers.get('cf-connecting-ip') })
   const ask = (ip) => limited(new Request('https://worker.test/', { headers: { 'cf-connecting-ip': ip } }), () => new Response('ok'))
   const answers = []
   for (const ip of ['203.0.113.1', '203.0.113.1', '203.0.113.2']) {
@@ -30,9 +31,20 @@ export async function run() {
 }
 `
 
-/** The globals a Worker-like runtime has: web APIs, no Node ones. */
+/**
+ * The globals a Worker-like runtime has: web APIs, no Node ones; as on Cloudflare Workers,
+ * timers and random values throw in global scope (until `inRequest` is set).
+ */
 function webGlobals() {
+  const state = { inRequest: false }
+  const inRequestOnly =
+    <A extends unknown[], R>(fn: (...args: A) => R) =>
+    (...args: A): R => {
+      if (!state.inRequest) throw new Error('Disallowed operation called within global scope')
+      return fn(...args)
+    }
   return {
+    state,
     Request,
     Response,
     Headers,
@@ -41,16 +53,20 @@ function webGlobals() {
     AbortSignal,
     TextEncoder,
     TextDecoder,
-    crypto: globalThis.crypto,
+    crypto: {
+      getRandomValues: inRequestOnly(<T extends ArrayBufferView>(array: T) =>
+        globalThis.crypto.getRandomValues(array as never),
+      ),
+    },
     performance: { now: () => performance.now() },
     // Web timers answer numbers, not Node's Timeout objects (no unref).
-    setTimeout: (fn: () => void, ms: number) => Number(setTimeout(fn, ms)),
+    setTimeout: inRequestOnly((fn: () => void, ms: number) => Number(setTimeout(fn, ms))),
     clearTimeout: (id: number) => clearTimeout(id),
-    setInterval: (fn: () => void, ms: number) => {
+    setInterval: inRequestOnly((fn: () => void, ms: number) => {
       const timer = setInterval(fn, ms)
       timer.unref()
       return Number(timer)
-    },
+    }),
     clearInterval: (id: number) => clearInterval(id),
     queueMicrotask,
     console,
@@ -70,8 +86,10 @@ test('the bundle has no Node built-in and decides requests with only web globals
   })
   const code = result.outputFiles[0].text
   expect(code).not.toMatch(/require\("(node:)?(crypto|http|perf_hooks|fs|module|path|url)"\)/)
-  const context = webGlobals() as Record<string, unknown>
+  const globals = webGlobals()
+  const context = globals as Record<string, unknown>
   runInNewContext(code, context)
+  globals.state.inRequest = true
   expect(context.process).toBeUndefined()
   expect(context.Buffer).toBeUndefined()
   const run = (context.sluiceBundle as { run: () => Promise<unknown[]> }).run
