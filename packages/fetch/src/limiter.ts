@@ -68,6 +68,8 @@ export function createFetchLimiter<Req extends RequestLike>(
   const core = createHttpLimiter<Req, FetchExchange>(
     {
       ...rest,
+      // A handler that threw has no Response: it counts as the 500 a server would send. A
+      // value that is no function goes on as is, for core's ConfigError naming it.
       requestWasSuccessful:
         typeof succeeded === 'function'
           ? (req, exchange) =>

@@ -160,3 +160,29 @@ describe('@sluice/fetch with real Requests', () => {
     expect((await limited(request(), ok)).status).toBe(200)
   })
 })
+
+test('requestWasSuccessful gets the handler’s Response; a non-function is a ConfigError', async () => {
+  const seen: number[] = []
+  const limited = rateLimit({
+    limit: 1,
+    window: '1m',
+    key: () => 'k',
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_request, response) => {
+      seen.push(response.status)
+      return response.status === 201
+    },
+  })
+  const created = () => new Response(null, { status: 201 })
+  expect((await limited(new Request('http://example.test/'), created)).status).toBe(201)
+  await new Promise((resolve) => setTimeout(resolve, 5))
+  expect((await limited(new Request('http://example.test/'), () => new Response('x'))).status).toBe(
+    200,
+  )
+  await new Promise((resolve) => setTimeout(resolve, 5))
+  expect((await limited(new Request('http://example.test/'), created)).status).toBe(429)
+  expect(seen).toEqual([201, 200])
+  expect(() => rateLimit({ requestWasSuccessful: 1 as never })).toThrow(
+    /`requestWasSuccessful` must be a function; got 1/,
+  )
+})
