@@ -23,7 +23,7 @@ const harness: AdapterHarness = {
       ...fetchScenarioOptions<Request, FetchRateLimitOptions>(options, (r) => r, ip),
       ip,
     })
-    const served = await serveFetch((request: Request, env: NodeBindings) => {
+    return serveFetch((request: Request, env: NodeBindings) => {
       socketIps.set(request, env.incoming.socket.remoteAddress)
       return limited(request, (req, decision) => {
         setup.onHandled?.()
@@ -31,14 +31,7 @@ const harness: AdapterHarness = {
         if (path === '/bad') return Response.json({ ok: false }, { status: 400 })
         return Response.json({ ok: true, remaining: decision?.remaining ?? null })
       })
-    })
-    return {
-      server: served.server,
-      close: () => {
-        limited.close()
-        return served.close()
-      },
-    }
+    }, limited.close)
   },
 }
 

@@ -38,14 +38,7 @@ const harness: AdapterHarness = {
       setup.onHandled?.()
       return c.json({ ok: false }, 400)
     })
-    const served = await serveFetch(app.fetch)
-    return {
-      server: served.server,
-      close: () => {
-        middleware.close()
-        return served.close()
-      },
-    }
+    return serveFetch(app.fetch, middleware.close)
   },
 }
 

@@ -13,11 +13,22 @@ export interface NodeBindings {
   incoming: { socket: { remoteAddress?: string } }
 }
 
-/** Serves a Fetch handler on 127.0.0.1 and a free port. */
-export function serveFetch(
+/**
+ * Serves a Fetch handler on 127.0.0.1 and a free port; closing the app runs `onClose` (the
+ * limiter's close) before the server closes.
+ */
+export async function serveFetch(
   fetch: (request: Request, env: NodeBindings) => Response | Promise<Response>,
+  onClose: () => void = () => {},
 ): Promise<ScenarioApp> {
-  return listen(getRequestListener(fetch as Parameters<typeof getRequestListener>[0]))
+  const served = await listen(getRequestListener(fetch as Parameters<typeof getRequestListener>[0]))
+  return {
+    server: served.server,
+    close: () => {
+      onClose()
+      return served.close()
+    },
+  }
 }
 
 /**
