@@ -3,7 +3,7 @@
  * (`request.ip`, which Next.js before 15 and some hosts set). A request with neither is an
  * error that says how to get the address on each platform, never a bucket every such client shares.
  */
-import { ConfigError, invalidOption } from '@sluice/core/web'
+import { ConfigError, invalidOption, ipKeyOf } from '@sluice/core/web'
 
 /** How to find the client address, per platform, quoted in the error. */
 export const CLIENT_IP_FIXES = [
@@ -43,4 +43,22 @@ export function clientIpReader<Req>(
 export function platformIp(request: Request): string | undefined {
   const ip = (request as { ip?: unknown }).ip
   return typeof ip === 'string' ? ip : undefined
+}
+
+/**
+ * The default key as a key function, for `combineKeys` (a `Request` has no `ip` for core's
+ * ipKey to read): the address `readIp` finds, IPv6 grouped by `ipv6Subnet`; a request without
+ * one is the error above.
+ */
+export function addressKey<Req>(
+  readIp: (req: Req) => string | null | undefined,
+  framework: string,
+  options: { ipv6Subnet?: number | false } = {},
+): (req: Req) => string {
+  if (typeof readIp !== 'function') invalidOption('ipKey(ip)', readIp, 'a function of the request')
+  const address = clientIpReader(readIp, () => undefined, framework)
+  const keyOf = ipKeyOf({ ipv6Subnet: options.ipv6Subnet })
+  return function keyByAddress(req) {
+    return keyOf(address(req))
+  }
 }

@@ -10,7 +10,7 @@ import {
   type Limiter,
   type Store,
 } from '@sluice/core/web'
-import { clientIpReader, platformIp } from './client-ip'
+import { addressKey, clientIpReader, platformIp } from './client-ip'
 import { createFetchLimiter, type FetchCheck, type FetchLimitOptions } from './limiter'
 
 type Awaitable<T> = T | Promise<T>
@@ -74,9 +74,21 @@ export function rateLimit(options: FetchRateLimitOptions = {}): RateLimited {
 }
 
 export default rateLimit
+
+/**
+ * The client-address key for `combineKeys`, e.g.
+ * `combineKeys(ipKey((r) => r.headers.get('cf-connecting-ip')), headerKey('x-api-key'))`.
+ * IPv6 is grouped by `ipv6Subnet` (default 64); a request without an address is a ConfigError.
+ */
+export function ipKey(
+  ip: (request: Request) => string | null | undefined,
+  options: { ipv6Subnet?: number | false } = {},
+): (request: Request) => string {
+  return addressKey(ip, 'Fetch', options)
+}
 export { createFetchLimiter } from './limiter'
 export type { FetchCheck, FetchLimitOptions, FetchFramework, FetchLimiter } from './limiter'
-export { clientIpReader, CLIENT_IP_FIXES } from './client-ip'
+export { addressKey, clientIpReader, CLIENT_IP_FIXES } from './client-ip'
 export { FetchExchange } from './exchange'
 export {
   headerKey,

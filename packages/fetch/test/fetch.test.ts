@@ -179,3 +179,33 @@ test('requestWasSuccessful gets the handler’s Response; a non-function is a Co
     /`requestWasSuccessful` must be a function; got 1/,
   )
 })
+
+test('ipKey(ip) serves combineKeys: the address (IPv6 by /64) beside a token; none is an error', async () => {
+  const { combineKeys, headerKey, ipKey } = await import('@sluice/fetch')
+  const seen: string[] = []
+  const byBoth = combineKeys(
+    ipKey((r) => r.headers.get('x-ip')),
+    headerKey('x-api-key'),
+  )
+  const limited = rateLimit({
+    limit: 1,
+    window: '1m',
+    key: async (request) => {
+      const key = await byBoth(request)
+      seen.push(String(key))
+      return key
+    },
+  })
+  const ask = (headers: Record<string, string>) =>
+    limited(new Request('http://example.test/', { headers }), () => new Response('ok'))
+  expect((await ask({ 'x-ip': '2001:db8:1:2::1', 'x-api-key': 't' })).status).toBe(200)
+  expect((await ask({ 'x-ip': '2001:db8:1:2::99', 'x-api-key': 't' })).status).toBe(429)
+  expect((await ask({ 'x-ip': '2001:db8:1:2::1' })).status).toBe(200)
+  expect(seen).toEqual([
+    '2001:db8:1:2::/64|x-api-key:t',
+    '2001:db8:1:2::/64|x-api-key:t',
+    '2001:db8:1:2::/64|-',
+  ])
+  await expect(ask({ 'x-api-key': 't' })).rejects.toThrow(/no client address/)
+  expect(() => ipKey('x' as never)).toThrow(/`ipKey\(ip\)` must be a function of the request/)
+})

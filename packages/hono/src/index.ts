@@ -2,7 +2,12 @@
  * @sluice/hono: the Hono middleware, on @sluice/fetch's limiter (core's one pipeline). Option
  * functions (`key`, `skip`, `cost`, `message`...) receive Hono's Context.
  */
-import { createFetchLimiter, clientIpReader, type FetchLimitOptions } from '@sluice/fetch'
+import {
+  addressKey,
+  createFetchLimiter,
+  clientIpReader,
+  type FetchLimitOptions,
+} from '@sluice/fetch'
 import {
   headerKey as requestHeaderKey,
   invalidOption,
@@ -80,6 +85,25 @@ export function headerKey(name: string): (c: Context) => string | undefined {
   return function keyByHeader(c) {
     return byHeader(c.req.raw)
   }
+}
+
+/**
+ * The client-address key for `combineKeys`, from Hono's `getConnInfo` of your runtime, e.g.
+ * `combineKeys(ipKey(getConnInfo), headerKey('x-api-key'))`. IPv6 is grouped by `ipv6Subnet`
+ * (default 64); a request without an address is a ConfigError.
+ */
+export function ipKey(
+  getConnInfo: GetConnInfo,
+  options: { ipv6Subnet?: number | false } = {},
+): (c: Context) => string {
+  if (typeof getConnInfo !== 'function') {
+    invalidOption(
+      'ipKey(getConnInfo)',
+      getConnInfo,
+      "a function such as getConnInfo from 'hono/bun'",
+    )
+  }
+  return addressKey((c: Context) => getConnInfo(c).remote.address, 'Hono', options)
 }
 
 export { userKey, combineKeys, ConfigError, SluiceError, StoreError } from '@sluice/core/web'

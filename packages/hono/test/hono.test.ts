@@ -116,3 +116,24 @@ describe('@sluice/hono through app.request()', () => {
     expect(() => rateLimiter({ limit: -1 })).toThrow(ConfigError)
   })
 })
+
+test('ipKey(getConnInfo) serves combineKeys with a token', async () => {
+  const { combineKeys, ipKey } = await import('@sluice/hono')
+  // A runtime's getConnInfo, here reading the address a test request names.
+  const getConnInfo = (c: Context) => ({ remote: { address: c.req.header('x-ip') } })
+  const hono = new Hono()
+  hono.use(
+    rateLimiter({
+      limit: 1,
+      window: '1m',
+      key: combineKeys(ipKey(getConnInfo), headerKey('x-api-key')),
+    }),
+  )
+  hono.get('/', (c) => c.text('ok'))
+  const ask = (ip: string, token: string) =>
+    hono.request('/', { headers: { 'x-ip': ip, 'x-api-key': token } })
+  expect((await ask('10.0.0.1', 'a')).status).toBe(200)
+  expect((await ask('10.0.0.1', 'a')).status).toBe(429)
+  expect((await ask('10.0.0.1', 'b')).status).toBe(200)
+  expect((await ask('10.0.0.2', 'a')).status).toBe(200)
+})
