@@ -12,6 +12,8 @@ const config: Config = {
     '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
     '^@sluice/core/simulate$': '<rootDir>/packages/core/src/simulate/index.ts',
     '^@sluice/([a-z-]+)/compat$': '<rootDir>/packages/$1/src/compat/index.ts',
+    // Jest runs on Node, which resolves @sluice/core/web by its `node` condition.
+    '^@sluice/core/web$': '<rootDir>/packages/core/src/web-node.ts',
     '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',

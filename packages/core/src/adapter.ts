@@ -15,7 +15,8 @@ export {
   STANDARD_HEADER_DRAFTS,
   DEFAULT_LEGACY_NAMES,
 } from './http/headers'
-export { createHttpLimiter, checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { createHttpLimiter } from './http/node'
 export { invalidOption, withoutStack } from './errors'
 export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export { resetProxyWarnings } from './http/proxy-warnings'

@@ -38,7 +38,14 @@ export type {
 } from './store-call/health'
 export type { SluiceErrorCode } from './errors'
 export { ipKey, headerKey, userKey, combineKeys, normalizeIp, UNKNOWN_IP_KEY } from './http/keys'
-export type { HttpRequestLike, KeyFunction, Logger, IpKeyOptions } from './http/keys'
+export type {
+  HttpRequestLike,
+  RequestLike,
+  HeadersLike,
+  KeyFunction,
+  Logger,
+  IpKeyOptions,
+} from './http/keys'
 export type {
   StandardHeadersDraft,
   ResetStyle,
@@ -57,6 +64,7 @@ export type {
   FrameworkDefaults,
   RateLimitMessage,
   RequestList,
+  ResponseLike,
 } from './http/pipeline'
 export type { BadKeyMode, KeyResult } from './http/key-result'
 export type { ProxyTrust } from './http/proxy-warnings'

@@ -1,7 +1,7 @@
 /**
  * Owns `throttle`: which policies hold a request now (hard, soft, elastic by event-loop spare).
  */
-import { performance, type EventLoopUtilization } from 'node:perf_hooks'
+import type { EventLoopUtilization } from 'node:perf_hooks'
 import { invalidOption } from './errors'
 import type { SpareProbe, ThrottleMode } from './options'
 import { METER_ALGORITHMS, type Policy } from './policy'
@@ -29,6 +29,15 @@ export function eventLoopSpare(options: EventLoopSpareOptions = {}): SpareProbe 
   if (!(threshold > 0 && threshold <= 1))
     invalidOption('threshold', threshold, 'a number in (0, 1]')
   if (!(sampleMs > 0)) invalidOption('sampleMs', sampleMs, 'a positive number of ms')
+  // The global `performance` (not node:perf_hooks), so importing this runs anywhere; only Node
+  // measures the event loop, elsewhere an elastic throttle needs its own `spare`.
+  if (typeof globalThis.performance?.eventLoopUtilization !== 'function') {
+    invalidOption(
+      'throttle.spare',
+      undefined,
+      'a function here: this runtime has no event-loop utilisation to measure spare capacity by',
+    )
+  }
   let last: EventLoopUtilization = performance.eventLoopUtilization()
   let lastAt = performance.now()
   let spare = true

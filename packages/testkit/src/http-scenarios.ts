@@ -1,7 +1,9 @@
 /**
- * Owns the HTTP suite every adapter passes: the same scenarios over Express, Fastify and Koa
- * (DESIGN.md, "HTTP behaviour"), through supertest. The scenarios are in ./http, one file per
- * concern; the harness and helpers in ./http/harness.ts.
+ * Owns the HTTP suite every adapter passes: the same scenarios over Express, Fastify, Koa, and
+ * the Fetch adapters (@sluice/fetch, @sluice/hono, served by @hono/node-server: see
+ * ./http/fetch-harness.ts) (DESIGN.md, "HTTP behaviour"), through supertest. The scenarios are
+ * in ./http, one file per concern; the harness and helpers in ./http/harness.ts. A scenario that
+ * cannot apply to an adapter says so where it branches (`harness.proxyTrust`).
  */
 import { registerClientIpCases } from './http/client-ip'
 import { openScenarios, type AdapterHarness } from './http/harness'
@@ -47,3 +49,9 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       registerRedisCases(ctx))
   })
 }
+export {
+  fetchScenarioOptions,
+  scenarioIp,
+  serveFetch,
+  type NodeBindings,
+} from './http/fetch-harness'

@@ -2,7 +2,7 @@
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors'
 import { checkKnownOptions } from '../options'
-import { normalizeIp, type HttpRequestLike } from './keys'
+import { normalizeIp, type RequestLike } from './keys'
 import type { Awaitable, RequestList } from './types'
 
 /** Throws unless at most one of an option and its peer-library alias is given (adapters, at start-up). */
@@ -28,9 +28,10 @@ export function checkBoolean(value: unknown, option: string): boolean {
 }
 
 /** Compiles an IP/CIDR/key list into a matcher, once. */
-export function compileList<Req extends HttpRequestLike>(
+export function compileList<Req extends RequestLike>(
   list: RequestList<Req> | undefined,
   option: string,
+  clientIp: (req: Req) => string | undefined = (req) => req.ip,
 ): ((req: Req, key: string) => Awaitable<boolean>) | undefined {
   if (list === undefined) return undefined
   if (typeof list === 'function') return list
@@ -53,7 +54,7 @@ export function compileList<Req extends HttpRequestLike>(
   }
   return function inList(req, key) {
     if (exact.has(key)) return true
-    const ip = req.ip
+    const ip = clientIp(req)
     if (ip === undefined || ip === '' || !ipaddr.isValid(ip)) return false
     if (exact.has(normalizeIp(ip, false))) return true
     if (ranges.length === 0) return false

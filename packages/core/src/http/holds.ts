@@ -1,7 +1,7 @@
 // Shaping holds (leaky-bucket `delayMs`): bounded in number and length, released when the
 // client goes away, with the request's charge given back.
-import type { ServerResponse } from 'node:http'
 import { invalidOption } from '../errors'
+import type { ResponseLike } from './types'
 
 /** Holds at once per limiter, by default: beyond, a request that would be held is refused. */
 export const DEFAULT_MAX_HOLDS = 10_000
@@ -46,7 +46,7 @@ export class Holds {
    * Holds for `delayMs`; resolves 'passed', or 'left' as soon as the client closes the
    * connection (the timer is cleared at once and `giveBack` returns the request's charge).
    */
-  hold(delayMs: number, res: ServerResponse, giveBack: () => void): Promise<HoldEnd> {
+  hold(delayMs: number, res: ResponseLike, giveBack: () => void): Promise<HoldEnd> {
     if (res.destroyed) {
       giveBack()
       return Promise.resolve('left')

@@ -1,6 +1,6 @@
 // What a user's `key` function returned, turned into a key, or recognised as a bad key.
 import { describeValue, invalidOption, SluiceError } from '../errors'
-import type { HttpRequestLike, Logger } from './keys'
+import type { RequestLike, Logger } from './keys'
 
 /** What a `key` function may return: a key (numbers and bigints are stringified), or `false`/`undefined`. */
 export type KeyResult = string | number | bigint | false | undefined
@@ -30,10 +30,12 @@ export function keyFromResult(value: unknown): string | undefined {
 export function createBadKeyHandler(
   mode: BadKeyMode,
   logger: Logger,
-): (value: unknown, req: HttpRequestLike & { method?: string }) => undefined {
+): (value: unknown, req: RequestLike & { method?: string }) => undefined {
   let warned = false
   return function badKey(value, req) {
-    const route = `${req.method ?? 'GET'} ${(req.url ?? '/').split('?')[0]}`
+    // A Fetch Request's url is absolute: the route is its path, as Node's req.url gives it.
+    const path = (req.url ?? '/').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '')
+    const route = `${req.method ?? 'GET'} ${path.split('?')[0] || '/'}`
     if (mode === 'throw') {
       throw new SluiceError(
         'ERR_SLUICE_ARGUMENT',

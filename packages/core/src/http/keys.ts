@@ -2,13 +2,30 @@
  * Owns request keys: the client IP (IPv6 by subnet), header, user and combined keys, and bounding
  * a key's length.
  */
-import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors'
+import { base64url, sha256, utf8Length } from './sha256'
 
-/** What every framework's request exposes: Express `req`, Fastify `request` and Koa `ctx` all fit. */
-export interface HttpRequestLike {
+/** A Fetch API `Headers` object, as far as keys read it. */
+export interface HeadersLike {
+  get(name: string): string | null
+}
+
+/**
+ * What the pipeline and the key helpers read of any request: Node frameworks' requests, a Fetch
+ * API `Request`, and Hono's `Context` (which has neither `ip` nor `headers`: its adapter gives
+ * the address, and header keys find nothing on it) all fit.
+ */
+export interface RequestLike {
+  readonly ip?: string | undefined
+  /** Node's header record, or a Fetch `Headers` object. */
+  readonly headers?: IncomingHttpHeaders | HeadersLike
+  readonly url?: string
+}
+
+/** What every Node framework's request exposes: Express `req`, Fastify `request` and Koa `ctx` all fit. */
+export interface HttpRequestLike extends RequestLike {
   /** The client address as the framework resolved it (its trust-proxy setting decides whether X-Forwarded-For counts). */
   readonly ip?: string | undefined
   readonly headers: IncomingHttpHeaders
@@ -124,12 +141,19 @@ function isCanonicalIPv4(ip: string, start: number): boolean {
 }
 
 /** The default key: the client IP, IPv6 grouped by subnet, a documented fallback without one. */
-export function ipKey(options: IpKeyOptions = {}): (req: HttpRequestLike) => string {
+export function ipKey(options: IpKeyOptions = {}): (req: RequestLike) => string {
+  const keyOf = ipKeyOf(options)
+  return function keyByIp(req) {
+    return keyOf(req.ip)
+  }
+}
+
+/** `ipKey` on an address already found (adapters whose request has no `ip`, such as Fetch's). */
+export function ipKeyOf(options: IpKeyOptions = {}): (ip: string | undefined) => string {
   const subnet = checkIpv6Subnet(options.ipv6Subnet ?? 64)
   const logger = options.logger ?? console
   let warned = false
-  return function keyByIp(req) {
-    const ip = req.ip
+  return function keyOfIp(ip) {
     if (ip === undefined || ip === '') {
       if (!warned) {
         warned = true
@@ -144,16 +168,30 @@ export function ipKey(options: IpKeyOptions = {}): (req: HttpRequestLike) => str
 }
 
 /** Keys by a request header (e.g. an API token); `undefined` (fall back to the IP) when it is absent. */
-export function headerKey(name: string): (req: HttpRequestLike) => string | undefined {
+export function headerKey(name: string): (req: RequestLike) => string | undefined {
   if (typeof name !== 'string' || name === '')
     invalidOption('headerKey(name)', name, 'a header name')
   const field = name.toLowerCase()
   const prefix = `${field}:`
   return function keyByHeader(req) {
-    const value = req.headers[field]
-    const text = firstValue(Array.isArray(value) ? value[0] : value)
+    const text = firstValue(readHeader(req.headers, field))
     return text === undefined || text === '' ? undefined : prefix + text
   }
+}
+
+function isHeaders(headers: IncomingHttpHeaders | HeadersLike): headers is HeadersLike {
+  return typeof (headers as HeadersLike).get === 'function'
+}
+
+/** A header's value from Node's record (its first, when repeated) or a Fetch `Headers` object. */
+export function readHeader(
+  headers: IncomingHttpHeaders | HeadersLike | undefined,
+  name: string,
+): string | undefined {
+  if (headers === undefined) return undefined
+  if (isHeaders(headers)) return headers.get(name) ?? undefined
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
 }
 
 /**
@@ -202,6 +240,6 @@ export function combineKeys<Req>(
 /** Keys past `MAX_KEY_BYTES` become `sha256:<digest>`: same client, same bucket, bounded size. */
 export function boundKey(key: string): string {
   // A UTF-16 unit is at most 3 UTF-8 bytes, so short keys skip the byte count.
-  if (key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key) <= MAX_KEY_BYTES) return key
-  return `sha256:${createHash('sha256').update(key).digest('base64url')}`
+  if (key.length * 3 <= MAX_KEY_BYTES || utf8Length(key) <= MAX_KEY_BYTES) return key
+  return `sha256:${base64url(sha256(key))}`
 }

@@ -3,6 +3,7 @@
  * refunds, shaping holds and the verdict. Options are resolved before (resolve.ts); what a
  * refused request is answered with is in rejections.ts.
  */
+// Types only: nothing of Node's is loaded at run time (see web.ts).
 import type { ServerResponse } from 'node:http'
 import type { DirectConsume, Limiter } from '../create-limiter'
 import type { Decision } from '../decision'
@@ -12,8 +13,8 @@ import { isPromise } from '../promise'
 import type { RulesDecision } from '../rules/limiter'
 import { responseTimes, type HeaderList } from './headers'
 import { keyFromResult } from './key-result'
-import { boundKey, type HttpRequestLike } from './keys'
-import { resolveHttpOptions, type ResolvedHttp } from './resolve'
+import { boundKey, type RequestLike } from './keys'
+import { resolveHttpOptions, type ResolvedHttp, type RulesLimiterFactory } from './resolve'
 import type {
   AllowVerdict,
   Awaitable,
@@ -22,6 +23,7 @@ import type {
   HttpLimiter,
   HttpVerdict,
   PassVerdict,
+  ResponseLike,
 } from './types'
 
 export { checkAlias } from './checks'
@@ -36,12 +38,13 @@ export type {
   RateLimitMessage,
   RejectVerdict,
   RequestList,
+  ResponseLike,
 } from './types'
 
 const PASS: PassVerdict = { action: 'pass' }
 
 /** An AbortSignal that fires when the response closes before it finished (the client left). */
-function holdSignal(res: ServerResponse): { signal: AbortSignal; release: () => void } {
+function holdSignal(res: ResponseLike): { signal: AbortSignal; release: () => void } {
   const controller = new AbortController()
   const onClose = () => {
     if (!res.writableFinished)
@@ -55,7 +58,7 @@ function holdSignal(res: ServerResponse): { signal: AbortSignal; release: () => 
  * Resolves when the response closes. Watched from the request's start (with a skip option), so
  * a client that leaves while the store call is out still gets its charge settled.
  */
-function closing(res: ServerResponse): Promise<void> {
+function closing(res: ResponseLike): Promise<void> {
   return new Promise((resolve) => res.once('close', () => resolve()))
 }
 
@@ -73,7 +76,7 @@ interface Counted {
 }
 
 /** One adapter's pipeline over its resolved options. */
-class Pipeline<Req extends HttpRequestLike> {
+class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
   /** The common configuration's store call without an async frame (see `fast`). */
   private readonly consumeDirect: DirectConsume | undefined
   /**
@@ -83,7 +86,7 @@ class Pipeline<Req extends HttpRequestLike> {
    */
   readonly fast: boolean
 
-  constructor(private readonly r: ResolvedHttp<Req>) {
+  constructor(private readonly r: ResolvedHttp<Req, Res>) {
     this.consumeDirect = r.fixedDirect
     this.fast =
       this.consumeDirect !== undefined &&
@@ -97,7 +100,7 @@ class Pipeline<Req extends HttpRequestLike> {
   }
 
   /** decide for the fast-path configuration: the same steps as decideAsync, without awaits. */
-  readonly decideFast = (req: Req, res: ServerResponse): Awaitable<HttpVerdict> => {
+  readonly decideFast = (req: Req, res: Res): Awaitable<HttpVerdict> => {
     const r = this.r
     if (r.proxy.armed) r.proxy.check(req)
     const key = boundKey(r.keyByIp(req))
@@ -118,7 +121,7 @@ class Pipeline<Req extends HttpRequestLike> {
     return this.conclude(req, res, counted(decision))
   }
 
-  readonly decideAsync = async (req: Req, res: ServerResponse): Promise<HttpVerdict> => {
+  readonly decideAsync = async (req: Req, res: Res): Promise<HttpVerdict> => {
     const r = this.r
     if (r.proxy.armed) r.proxy.check(req)
     const closed = r.refunds ? closing(res) : undefined
@@ -185,7 +188,7 @@ class Pipeline<Req extends HttpRequestLike> {
   }
 
   /** What follows the store call: headers, refund tracking, shaping, onLimited, ban and body. */
-  private conclude(req: Req, res: ServerResponse, counted: Counted): Awaitable<HttpVerdict> {
+  private conclude(req: Req, res: Res, counted: Counted): Awaitable<HttpVerdict> {
     const r = this.r
     const { key, decision } = counted
     // The instant the limiter decided at: exact for refunds, and no second clock read.
@@ -215,7 +218,7 @@ class Pipeline<Req extends HttpRequestLike> {
   }
 
   /** With a skip option: refunds the charge once the response shows it should not count. */
-  private async settle(req: Req, res: ServerResponse, key: string, refund: () => Promise<void>) {
+  private async settle(req: Req, res: Res, key: string, refund: () => Promise<void>) {
     const r = this.r
     try {
       // 'close' without a finished response: the client went away, which counts as a failure.
@@ -236,7 +239,7 @@ class Pipeline<Req extends HttpRequestLike> {
    */
   private shape(
     req: Req,
-    res: ServerResponse,
+    res: Res,
     { key, decision, closed }: Counted,
     refund: () => Promise<void>,
     verdict: AllowVerdict,
@@ -262,30 +265,36 @@ class Pipeline<Req extends HttpRequestLike> {
 }
 
 /**
- * Validates and normalises an adapter's options once, at start-up, and returns the per-request
- * pipeline. A bad option throws a ConfigError naming it and its value.
+ * The adapters' `createHttpLimiter`, over the rules limiter of one build (Node's opens rules
+ * files; the web build's takes compiled rule sets only). Everything else is this one pipeline.
  */
-export function createHttpLimiter<Req extends HttpRequestLike>(
-  options: HttpLimitOptions<Req>,
-  defaults: FrameworkDefaults<Req>,
-): HttpLimiter<Req> {
-  const resolved = resolveHttpOptions(options, defaults)
-  const pipeline = new Pipeline(resolved)
-  const decideNow = pipeline.fast ? pipeline.decideFast : pipeline.decideAsync
-  function decide(req: Req, res: ServerResponse): Promise<HttpVerdict> {
-    try {
-      return Promise.resolve(decideNow(req, res))
-    } catch (error) {
-      return Promise.reject(error)
+export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
+  /**
+   * Validates and normalises an adapter's options once, at start-up, and returns the
+   * per-request pipeline. A bad option throws a ConfigError naming it and its value.
+   */
+  return function createHttpLimiter<
+    Req extends RequestLike,
+    Res extends ResponseLike = ServerResponse,
+  >(options: HttpLimitOptions<Req, Res>, defaults: FrameworkDefaults<Req>): HttpLimiter<Req, Res> {
+    const resolved = resolveHttpOptions(options, defaults, createRulesLimiter)
+    const pipeline = new Pipeline(resolved)
+    const decideNow = pipeline.fast ? pipeline.decideFast : pipeline.decideAsync
+    function decide(req: Req, res: Res): Promise<HttpVerdict> {
+      try {
+        return Promise.resolve(decideNow(req, res))
+      } catch (error) {
+        return Promise.reject(error)
+      }
     }
-  }
-  const rulesLimiter = resolved.rules?.limiter
-  return {
-    decide,
-    decideNow,
-    limiter: resolved.fixed,
-    rulesLimiter,
-    store: resolved.store,
-    close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
+    const rulesLimiter = resolved.rules?.limiter
+    return {
+      decide,
+      decideNow,
+      limiter: resolved.fixed,
+      rulesLimiter,
+      store: resolved.store,
+      close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
+    }
   }
 }

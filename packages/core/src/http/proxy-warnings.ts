@@ -1,5 +1,5 @@
 // The one-time proxy-trust warnings: once per process and kind, however many limiters there are.
-import type { HttpRequestLike, Logger } from './keys'
+import { readHeader, type RequestLike, type Logger } from './keys'
 
 /** What a framework's proxy setting trusts: nothing, some hops, or every X-Forwarded-For (spoofable). */
 export type ProxyTrust = 'none' | 'some' | 'all'
@@ -26,7 +26,7 @@ export function resetProxyWarnings(): void {
  * when a request carries X-Forwarded-For from a peer the framework did not trust while the
  * limiter keys by IP: behind a proxy, every client then shares the proxy's bucket.
  */
-export class ProxyWarnings<Req extends HttpRequestLike> {
+export class ProxyWarnings<Req extends RequestLike> {
   /** False once both warnings were given (by this limiter or another): the hot path skips check. */
   armed: boolean
 
@@ -41,7 +41,7 @@ export class ProxyWarnings<Req extends HttpRequestLike> {
   check(req: Req): void {
     const trust = this.setup.proxyTrust!(req)
     if (trust === 'all') this.once('all', this.trustAllMessage())
-    else if (this.keysByIp && req.headers['x-forwarded-for'] !== undefined) {
+    else if (this.keysByIp && readHeader(req.headers, 'x-forwarded-for') !== undefined) {
       const peer = this.setup.peerAddress?.(req)
       if (trust === 'none' || (peer !== undefined && req.ip === peer)) {
         this.once('untrusted', this.untrustedMessage(req.ip ?? peer))

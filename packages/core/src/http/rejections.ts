@@ -2,11 +2,11 @@
  * Owns what a refused request is answered with: the verdicts (limited 429, banned and denied
  * 403, aborted), their JSON bodies and messages, and the per-key ban counter.
  */
-import { STATUS_CODES } from 'node:http'
 import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import { isPromise } from '../promise'
 import type { HeaderList } from './headers'
+import { ERROR_STATUS_TEXT } from './status-text'
 import type { Awaitable, HttpLimitOptions, RateLimitMessage, RejectVerdict } from './types'
 
 /** Keys the ban counter remembers (per process). */
@@ -52,7 +52,7 @@ function defaultMessage(seconds: number): string {
 
 export function createRejections<Req>(settings: RejectionSettings<Req>): Rejections<Req> {
   const { statusCode, message, ban, customRejection, clock } = settings
-  const limitedError = STATUS_CODES[statusCode] ?? 'Too Many Requests'
+  const limitedError = ERROR_STATUS_TEXT[statusCode] ?? 'Too Many Requests'
   const bans = ban === undefined ? undefined : new Map<string, { count: number; until: number }>()
 
   /** Counts a rejection towards the ban; true once the key is past `ban` in this window. */

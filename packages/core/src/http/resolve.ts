@@ -7,7 +7,7 @@ import type { Clock } from '../clock'
 import { buildLimiter, createLimiter, type DirectConsume, type Limiter } from '../create-limiter'
 import { invalidOption } from '../errors'
 import type { DescriptorEntry } from '../rules/compile'
-import { createRulesLimiter, type RulesLimiter } from '../rules/limiter'
+import type { RulesLimiter, RulesLimiterOptions } from '../rules/limiter'
 import { checkKnownOptions, checkPositiveInteger, type LimiterOptions } from '../options'
 import { METER_ALGORITHMS } from '../policy'
 import { MemoryStore } from '../store/memory-store'
@@ -16,7 +16,7 @@ import { checkBoolean, checkFunction, checkQueue, compileList, RULES_EXCLUDE } f
 import { checkStandardHeaders, createHeaderWriter, DEFAULT_LEGACY_NAMES } from './headers'
 import { checkMaxDelayMs, checkMaxHolds, Holds } from './holds'
 import { checkBadKeyMode, createBadKeyHandler } from './key-result'
-import { checkIpv6Subnet, ipKey, type HttpRequestLike, type Logger } from './keys'
+import { checkIpv6Subnet, ipKey, ipKeyOf, type RequestLike, type Logger } from './keys'
 import { ProxyWarnings } from './proxy-warnings'
 import { createRejections, type Rejections } from './rejections'
 import {
@@ -24,7 +24,11 @@ import {
   type Awaitable,
   type FrameworkDefaults,
   type HttpLimitOptions,
+  type ResponseLike,
 } from './types'
+
+/** Builds the rules limiter of `rules`: what file paths and documents become differs by build. */
+export type RulesLimiterFactory = (options: RulesLimiterOptions) => RulesLimiter
 
 /** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
 const MAX_TIERS = 256
@@ -47,7 +51,10 @@ export interface ResolvedLimiters<Req> {
 }
 
 /** The options as the pipeline reads them: checked, defaulted and compiled. */
-export interface ResolvedHttp<Req extends HttpRequestLike> extends ResolvedLimiters<Req> {
+export interface ResolvedHttp<
+  Req extends RequestLike,
+  Res extends ResponseLike,
+> extends ResolvedLimiters<Req> {
   readonly logger: Logger
   readonly store: Store
   /** `queue.maxWaitMs`: undefined when requests are not queued. */
@@ -60,12 +67,12 @@ export interface ResolvedHttp<Req extends HttpRequestLike> extends ResolvedLimit
   readonly writeHeaders: ReturnType<typeof createHeaderWriter>
   readonly key: HttpLimitOptions<Req>['key']
   readonly badKey: ReturnType<typeof createBadKeyHandler>
-  readonly keyByIp: (req: HttpRequestLike) => string
+  readonly keyByIp: (req: Req) => string
   readonly skip: HttpLimitOptions<Req>['skip']
   readonly inAllowList: ((req: Req, key: string) => Awaitable<boolean>) | undefined
   readonly inDenyList: ((req: Req, key: string) => Awaitable<boolean>) | undefined
   readonly onLimited: HttpLimitOptions<Req>['onLimited']
-  readonly requestWasSuccessful: HttpLimitOptions<Req>['requestWasSuccessful']
+  readonly requestWasSuccessful: HttpLimitOptions<Req, Res>['requestWasSuccessful']
   readonly holds: Holds
   readonly rejections: Rejections<Req>
   readonly proxy: ProxyWarnings<Req>
@@ -100,6 +107,7 @@ function resolveRules<Req>(
   options: HttpLimitOptions<Req>,
   store: Store,
   logger: Logger,
+  createRulesLimiter: RulesLimiterFactory,
 ): NonNullable<ResolvedLimiters<Req>['rules']> {
   for (const name of RULES_EXCLUDE) {
     if (options[name] !== undefined) {
@@ -149,6 +157,7 @@ function tierLimiters(base: LimiterOptions, window: HttpLimitOptions['window']) 
 function resolveLimiters<Req>(
   options: HttpLimitOptions<Req>,
   base: LimiterOptions,
+  createRulesLimiter: RulesLimiterFactory,
 ): ResolvedLimiters<Req> {
   const { limit, descriptors } = options
   checkFunction(descriptors, 'descriptors')
@@ -156,7 +165,7 @@ function resolveLimiters<Req>(
   let tiers: ResolvedLimiters<Req>['tiers']
   let rules: ResolvedLimiters<Req>['rules']
   if (options.rules !== undefined) {
-    rules = resolveRules(options, base.store!, base.logger!)
+    rules = resolveRules(options, base.store!, base.logger!, createRulesLimiter)
   } else if (descriptors !== undefined) {
     invalidOption('descriptors', descriptors, 'unset unless `rules` is given')
   } else if (options.limits !== undefined) {
@@ -229,10 +238,23 @@ function checkLogger(logger: unknown): Logger {
   return logger as Logger
 }
 
-export function resolveHttpOptions<Req extends HttpRequestLike>(
-  options: HttpLimitOptions<Req>,
+/** The default key: `req.ip`, or the framework's `clientIp` for requests without one. */
+function ipKeyFor<Req extends RequestLike>(
+  clientIp: FrameworkDefaults<Req>['clientIp'],
+  ipv6Subnet: unknown,
+  logger: Logger,
+): (req: Req) => string {
+  const options = { ipv6Subnet: checkIpv6Subnet(ipv6Subnet ?? 64), logger }
+  if (clientIp === undefined) return ipKey(options)
+  const keyOf = ipKeyOf(options)
+  return (req) => keyOf(clientIp(req))
+}
+
+export function resolveHttpOptions<Req extends RequestLike, Res extends ResponseLike>(
+  options: HttpLimitOptions<Req, Res>,
   defaults: FrameworkDefaults<Req>,
-): ResolvedHttp<Req> {
+  createRulesLimiter: RulesLimiterFactory,
+): ResolvedHttp<Req, Res> {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, HTTP_OPTION_NAMES, `${defaults.framework} rateLimit`)
@@ -241,9 +263,11 @@ export function resolveHttpOptions<Req extends HttpRequestLike>(
   }
   const logger = checkLogger(options.logger ?? console)
   const store = options.store ?? new MemoryStore()
-  const limiters = resolveLimiters(options, baseOptions(options, store, logger))
-  const maxWaitMs = checkQueueAlgorithm(options, limiters)
-  checkAnswerOptions(options)
+  // The helpers read no `requestWasSuccessful`, the one option typed by the response.
+  const common = options as unknown as HttpLimitOptions<Req>
+  const limiters = resolveLimiters(common, baseOptions(common, store, logger), createRulesLimiter)
+  const maxWaitMs = checkQueueAlgorithm(common, limiters)
+  checkAnswerOptions(common)
   const skipSuccessful = checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests')
   const skipFailed = checkBoolean(options.skipFailedRequests, 'skipFailedRequests')
   return {
@@ -266,10 +290,10 @@ export function resolveHttpOptions<Req extends HttpRequestLike>(
     }),
     key: options.key,
     badKey: createBadKeyHandler(checkBadKeyMode(options.onBadKey), logger),
-    keyByIp: ipKey({ ipv6Subnet: checkIpv6Subnet(options.ipv6Subnet ?? 64), logger }),
+    keyByIp: ipKeyFor(defaults.clientIp, options.ipv6Subnet, logger),
     skip: options.skip,
-    inAllowList: compileList(options.allowList, 'allowList'),
-    inDenyList: compileList(options.denyList, 'denyList'),
+    inAllowList: compileList(options.allowList, 'allowList', defaults.clientIp),
+    inDenyList: compileList(options.denyList, 'denyList', defaults.clientIp),
     onLimited: options.onLimited,
     requestWasSuccessful: options.requestWasSuccessful,
     holds: new Holds(checkMaxHolds(options.maxHolds), checkMaxDelayMs(options.maxDelayMs)),

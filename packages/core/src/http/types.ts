@@ -27,8 +27,23 @@ export type RateLimitMessage = string | Record<string, unknown> | readonly unkno
 /** A list of IPs, CIDR ranges (`10.0.0.0/8`) and keys; or a function of the request and its key. */
 export type RequestList<Req> = readonly string[] | ((req: Req, key: string) => Awaitable<boolean>)
 
+/**
+ * What the pipeline watches of a response, for refunds and holds: Node's `ServerResponse` fits
+ * as is; the Fetch adapter gives a small object of its own. `'close'` comes once, when the
+ * response finished or the client went away.
+ */
+export interface ResponseLike {
+  /** True once the whole response was handed over. */
+  readonly writableFinished: boolean
+  /** True once the connection is gone (nothing more can be sent). */
+  readonly destroyed: boolean
+  readonly statusCode: number
+  once(event: 'close', listener: () => void): unknown
+  off(event: 'close', listener: () => void): unknown
+}
+
 /** Options every adapter accepts, with the same meaning in Express, Fastify and Koa. */
-export interface HttpLimitOptions<Req = HttpRequestLike> {
+export interface HttpLimitOptions<Req = HttpRequestLike, Res = ServerResponse> {
   /**
    * Requests per `window`; a function of the request (sync or async) gives per-tier limits (one
    * limiter per distinct value, created on first use and cached).
@@ -85,8 +100,8 @@ export interface HttpLimitOptions<Req = HttpRequestLike> {
   skipSuccessfulRequests?: boolean
   /** Give back the request's cost when the response fails or the client aborts. @default false */
   skipFailedRequests?: boolean
-  /** Decides success for the two options above (`res` is Node's response). @default res.statusCode < 400 */
-  requestWasSuccessful?: (req: Req, res: ServerResponse) => Awaitable<boolean>
+  /** Decides success for the two options above (`res`: Node's response; Fetch's `Response`). @default res.statusCode < 400 */
+  requestWasSuccessful?: (req: Req, res: Res) => Awaitable<boolean>
   /** Status of a rejection. @default 429 */
   statusCode?: number
   /**
@@ -171,6 +186,11 @@ export interface FrameworkDefaults<Req> {
   proxyTrust?: (req: Req) => ProxyTrust
   /** The TCP peer's address, so a request whose IP is its sender's despite X-Forwarded-For is seen. */
   peerAddress?: (req: Req) => string | undefined
+  /**
+   * The client address, for requests without an `ip` (a Fetch `Request`): keys and allow/deny
+   * lists read it instead of `req.ip`. It may throw (a request no address can be found for).
+   */
+  clientIp?: (req: Req) => string | undefined
   /** How to set the trust, quoted in the warning. */
   proxyHint?: string
   resetStyle: ResetStyle
@@ -212,15 +232,15 @@ export interface RejectVerdict {
 export type HttpVerdict = PassVerdict | AllowVerdict | RejectVerdict
 
 /** Options resolved once; `decide` runs per request. */
-export interface HttpLimiter<Req> {
+export interface HttpLimiter<Req, Res extends ResponseLike = ServerResponse> {
   /** Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`. */
-  decide(req: Req, res: ServerResponse): Promise<HttpVerdict>
+  decide(req: Req, res: Res): Promise<HttpVerdict>
   /**
    * `decide` without the promise when none is needed: the verdict itself in the common
    * configuration (in-process store, no async option), else a promise of it. It may throw where
    * `decide` rejects. For adapters' hot paths.
    */
-  decideNow(req: Req, res: ServerResponse): HttpVerdict | Promise<HttpVerdict>
+  decideNow(req: Req, res: Res): HttpVerdict | Promise<HttpVerdict>
   /** The limiter of a fixed limit (undefined for per-tier limits and rules): for tests and `reset`. */
   readonly limiter: Limiter | undefined
   /** The rules limiter when the `rules` option is given. */

@@ -10,7 +10,7 @@ import { METER_ALGORITHMS, type Policy } from '../policy'
 import type { Rule } from './compile'
 import { pathLabel, type Issue } from './issue'
 import type { FlatDescriptor } from './flatten'
-import { UNIT_MS } from './schema'
+import { UNIT_MS } from './units'
 
 /** What rules of one file share while compiling. */
 export interface RuleContext {

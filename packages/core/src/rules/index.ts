@@ -10,7 +10,7 @@ export type { RulesIssue } from './errors'
 export { formatRuleTable } from './table'
 export type { DescriptorEntry, Rule, MatchedRule, RuleSet } from './compile'
 export type { RulesDocument, DescriptorConfig, RateLimitConfig, RuleUnit } from './schema'
-export { createRulesLimiter } from './limiter'
+export { createRulesLimiter } from './open'
 export type {
   RulesLimiter,
   RulesLimiterOptions,

@@ -13,11 +13,10 @@ import { checkKnownOptions } from '../options'
 import type { PolicyOutcome } from '../policy'
 import type { Store, StoreRequest } from '../store/types'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
-import { loadRules } from './load'
 import type { RulesDocument } from './schema'
 import { holdFor } from '../limiter/wait'
 import { createRulesDecider } from './decide'
-import { watchRules, type RulesLogger, type RulesWatcher } from './watch'
+import type { RulesLogger, RulesWatcher } from './watch'
 
 /**
  * Where rules come from: a file path (loaded now, then watched and hot-reloaded), a parsed
@@ -128,22 +127,37 @@ function isWatcher(value: object): value is RulesWatcher {
   return typeof (value as Partial<RulesWatcher>).reload === 'function' && 'rules' in value
 }
 
+/** A rule set in force, read per request, and what closing it does. */
+export interface OpenRules {
+  current: () => RuleSet
+  close: () => void
+}
+
+/**
+ * Opens the sources the limiter cannot take as they are: a file path (read, then watched) and a
+ * rules document (validated and compiled). On Node that is rules/open.ts; the web build's
+ * opener refuses them (no file system, and the schema loads through node:module).
+ */
+export type RulesOpener = (
+  source: string | RulesDocument,
+  logger: RulesLogger | undefined,
+  option: string,
+) => OpenRules
+
 /** Resolves a RulesSource once: a function returning the set in force, and what closing does. */
 export function resolveRules(
   source: unknown,
   logger: RulesLogger | undefined,
+  open: RulesOpener,
   option = 'rules',
-): { current: () => RuleSet; close: () => void } {
-  if (typeof source === 'string') {
-    const watcher = watchRules(source, { logger: logger ?? console })
-    return { current: () => watcher.rules, close: () => watcher.close() }
-  }
+): OpenRules {
+  if (typeof source === 'string') return open(source, logger, option)
   if (typeof source !== 'object' || source === null) {
     invalidOption(option, source, 'a rules file path, a rules object, a RuleSet or a RulesWatcher')
   }
   if (isWatcher(source)) return { current: () => source.rules, close: () => {} }
-  const set = isRuleSet(source) ? source : loadRules(source as RulesDocument)
-  return { current: () => set, close: () => {} }
+  if (isRuleSet(source)) return { current: () => source, close: () => {} }
+  return open(source as RulesDocument, logger, option)
 }
 
 /**
@@ -153,7 +167,10 @@ export function resolveRules(
  * the enforced rules are counted by a second call (so a shadow rule never blocks, and, as when
  * enforcing, a request it would reject takes nothing from it).
  */
-export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
+export function createRulesLimiterWith(
+  options: RulesLimiterOptions,
+  open: RulesOpener,
+): RulesLimiter {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, KNOWN_OPTIONS, 'createRulesLimiter')
@@ -165,7 +182,7 @@ export function createRulesLimiter(options: RulesLimiterOptions): RulesLimiter {
     options,
     describeMode(onStoreError),
   )
-  const rules = resolveRules(options.rules, options.logger)
+  const rules = resolveRules(options.rules, options.logger, open)
 
   function call(request: StoreRequest): Promise<readonly PolicyOutcome[]> {
     return boundedStoreCall(

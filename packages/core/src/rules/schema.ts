@@ -7,15 +7,9 @@ import type { z as Zod } from 'zod'
 import type { AlgorithmName } from '../policy'
 import { ALGORITHMS } from '../policy'
 
-/** The units a `rate_limit` counts per, as Lyft's ratelimit service names them. */
-export type RuleUnit = 'second' | 'minute' | 'hour' | 'day'
+import { UNIT_MS, type RuleUnit } from './units'
 
-export const UNIT_MS: Readonly<Record<RuleUnit, number>> = {
-  second: 1000,
-  minute: 60_000,
-  hour: 3_600_000,
-  day: 86_400_000,
-}
+export { UNIT_MS, type RuleUnit } from './units'
 
 const UNITS = Object.keys(UNIT_MS) as [RuleUnit, ...RuleUnit[]]
 

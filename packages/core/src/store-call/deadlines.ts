@@ -1,5 +1,6 @@
 // Store-call deadlines: one FIFO and one timer per timeoutMs for every call in flight.
 import { StoreError, withoutStack } from '../errors'
+import { unrefTimer } from '../timers'
 
 /** A store call in flight: when it must have settled, and how to fail it if it has not. */
 export interface PendingCall {
@@ -64,7 +65,7 @@ export class DeadlineQueue {
 
   private arm(ms: number): void {
     this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(ms)))
-    this.timer.unref()
+    unrefTimer(this.timer)
   }
 
   private readonly expire = (): void => {

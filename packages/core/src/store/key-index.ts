@@ -2,8 +2,6 @@
  * Owns the memory store's key index: keys to rows, by open addressing over a seeded hash, with
  * an overflow map for keys that probe too far.
  */
-import { randomBytes } from 'node:crypto'
-
 /** A key's 32-bit hash; seeded, so that which keys collide differs from process to process. */
 export type KeyHash = (key: string, seed: number) => number
 
@@ -59,7 +57,7 @@ export class KeyIndex {
     private readonly hash: KeyHash = hashKey,
   ) {
     this.keys = new Array<string>(rows)
-    this.seed = randomBytes(4).readInt32LE(0)
+    this.seed = globalThis.crypto.getRandomValues(new Int32Array(1))[0]
   }
 
   /** The key of a row the index holds. */

@@ -8,6 +8,7 @@ import { checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ByteBudget, NONE, PolicyTable } from './policy-table'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
+import { unrefTimer } from '../timers'
 
 export interface MemoryStoreOptions {
   /**
@@ -48,7 +49,13 @@ export class MemoryStore implements Store {
   private readonly tables = new Map<string, PolicyTable>()
   private readonly maxKeys: number
   private readonly budget: ByteBudget
-  private readonly sweeper: NodeJS.Timeout
+  private readonly sweepIntervalMs: number
+  /**
+   * Started with the first table, not at construction: Cloudflare Workers refuse timers (and
+   * random values, which the key index draws) in global scope, where apps create limiters.
+   * `null` once closed.
+   */
+  private sweeper: ReturnType<typeof setInterval> | undefined | null
   private latestNow = 0
   private lastPolicy: Policy | undefined
   private lastTable: PolicyTable | undefined
@@ -62,9 +69,10 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions = {}) {
     this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
     this.budget = new ByteBudget(checkPositiveInteger(options.maxBytes ?? 2 ** 30, 'maxBytes'))
-    const interval = checkPositiveInteger(options.sweepIntervalMs ?? 60_000, 'sweepIntervalMs')
-    this.sweeper = setInterval(() => this.sweep(), interval)
-    this.sweeper.unref()
+    this.sweepIntervalMs = checkPositiveInteger(
+      options.sweepIntervalMs ?? 60_000,
+      'sweepIntervalMs',
+    )
   }
 
   consume(request: StoreRequest): Promise<StoreResult> {
@@ -206,7 +214,8 @@ export class MemoryStore implements Store {
   }
 
   close(): Promise<void> {
-    clearInterval(this.sweeper)
+    if (this.sweeper) clearInterval(this.sweeper)
+    this.sweeper = null
     return Promise.resolve()
   }
 
@@ -269,6 +278,10 @@ export class MemoryStore implements Store {
     if (table === undefined) {
       table = new PolicyTable(algorithm, algorithm.slots(policy), this.maxKeys, this.budget)
       this.tables.set(policy.id, table)
+      if (this.sweeper === undefined) {
+        this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
+        unrefTimer(this.sweeper)
+      }
     } else if (table.slots < algorithm.slots(policy)) {
       table.widen(algorithm.slots(policy))
     }

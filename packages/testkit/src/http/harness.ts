@@ -33,6 +33,11 @@ export interface AdapterHarness {
   name: string
   /** How the adapter writes X-RateLimit-Reset: Unix epoch seconds or seconds from now. */
   resetStyle: 'epoch' | 'delta'
+  /**
+   * Whether the framework has a trust-proxy setting the proxy warnings read (default true).
+   * Fetch adapters have none (their `ip` option decides), so they are checked for no warning.
+   */
+  proxyTrust?: boolean
   start(options: ScenarioOptions, setup?: ScenarioSetup): Promise<ScenarioApp>
 }
 

@@ -1,0 +1,29 @@
+/**
+ * @sluice/core/web: what runs where only web APIs exist (Cloudflare Workers, Deno, Bun, edge
+ * functions), and what the Fetch adapters build on: limiters, the memory store, keys, errors and
+ * the HTTP pipeline. Nothing here imports a Node built-in (a test bundles it with esbuild for a
+ * neutral platform). Rules are taken compiled (a RuleSet or a RulesWatcher), since reading and
+ * checking rules files needs Node; metrics and the rules loaders are in the main entry.
+ */
+export { createLimiter } from './create-limiter'
+export { MemoryStore } from './store/memory-store'
+export { ALGORITHMS } from './policy'
+export { parseDuration, formatDuration } from './duration'
+export { systemClock, turnClock } from './clock'
+export { SluiceError, ConfigError, StoreError, invalidOption } from './errors'
+export { storeHealth } from './store-call/health'
+export {
+  ipKey,
+  ipKeyOf,
+  headerKey,
+  readHeader,
+  userKey,
+  combineKeys,
+  normalizeIp,
+  UNKNOWN_IP_KEY,
+} from './http/keys'
+export { checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { createHttpLimiter } from './http/web'
+export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
+export { isPromise } from './promise'
+export type * from './index'

@@ -1,0 +1,101 @@
+/**
+ * @sluice/fetch: Sluice for Fetch API handlers (`Request` in, `Response` out): Bun.serve,
+ * Deno.serve, Cloudflare Workers, Next.js route handlers and middleware, and Node through any
+ * Fetch bridge. Built on @sluice/core/web, so nothing of Node's is imported.
+ */
+import {
+  invalidOption,
+  type Decision,
+  type RulesLimiter,
+  type Limiter,
+  type Store,
+} from '@sluice/core/web'
+import { addressKey, clientIpReader, platformIp } from './client-ip'
+import { createFetchLimiter, type FetchCheck, type FetchLimitOptions } from './limiter'
+
+type Awaitable<T> = T | Promise<T>
+
+/** Options: core's (limit, window, algorithm, key, store, headers...), plus where the client address is. */
+export interface FetchRateLimitOptions extends FetchLimitOptions<Request> {
+  /**
+   * The client address of a request (the default key, and the allow/deny lists). Without it,
+   * `request.ip` where the platform sets it; a request with neither gets an error naming the
+   * fix for each platform (never a bucket shared by every such client).
+   * @default (request) => request.ip
+   */
+  ip?: (request: Request) => string | null | undefined
+}
+
+/** A Fetch handler; the second argument is the limiter's decision (undefined when skipped). */
+export type FetchHandler = (
+  request: Request,
+  rateLimit: Decision | undefined,
+) => Awaitable<Response>
+
+/** `limited(request, handler)`: the handler's Response with rate-limit headers, or the refusal. */
+export interface RateLimited {
+  (request: Request, handler: FetchHandler): Promise<Response>
+  /** The decision and the headers to add, without running a handler. */
+  check(request: Request): Promise<FetchCheck>
+  /** The limiter of a fixed limit (undefined for per-tier limits and rules). */
+  readonly limiter: Limiter | undefined
+  readonly rulesLimiter: RulesLimiter | undefined
+  readonly store: Store
+  /** Stops what the limiter started (a rules watcher it opened). Idempotent. */
+  close(): void
+}
+
+/**
+ * Rate limits Fetch handlers: `const limited = rateLimit({ limit: 100, window: '1m' })`, then
+ * `limited(request, handler)`. Options are checked here, once; a bad one throws a ConfigError.
+ */
+export function rateLimit(options: FetchRateLimitOptions = {}): RateLimited {
+  if (options === null || typeof options !== 'object')
+    invalidOption('options', options, 'an object')
+  const { ip, ...rest } = options
+  const limiter = createFetchLimiter<Request>(rest, {
+    framework: 'Fetch',
+    clientIp: clientIpReader(ip, platformIp, 'Fetch'),
+    signalOf: (request) => request.signal,
+  })
+  async function sluiceRateLimit(request: Request, handler: FetchHandler): Promise<Response> {
+    if (typeof handler !== 'function') {
+      invalidOption('handler', handler, 'a function (request) => Response')
+    }
+    return limiter.handle(request, (decision) => handler(request, decision))
+  }
+  return Object.assign(sluiceRateLimit, {
+    check: limiter.check,
+    limiter: limiter.core.limiter,
+    rulesLimiter: limiter.core.rulesLimiter,
+    store: limiter.core.store,
+    close: () => limiter.core.close(),
+  })
+}
+
+export default rateLimit
+
+/**
+ * The client-address key for `combineKeys`, e.g.
+ * `combineKeys(ipKey((r) => r.headers.get('cf-connecting-ip')), headerKey('x-api-key'))`.
+ * IPv6 is grouped by `ipv6Subnet` (default 64); a request without an address is a ConfigError.
+ */
+export function ipKey(
+  ip: (request: Request) => string | null | undefined,
+  options: { ipv6Subnet?: number | false } = {},
+): (request: Request) => string {
+  return addressKey(ip, 'Fetch', options)
+}
+export { createFetchLimiter } from './limiter'
+export type { FetchCheck, FetchLimitOptions, FetchFramework, FetchLimiter } from './limiter'
+export { addressKey, clientIpReader, CLIENT_IP_FIXES } from './client-ip'
+export { FetchExchange } from './exchange'
+export {
+  headerKey,
+  userKey,
+  combineKeys,
+  ConfigError,
+  SluiceError,
+  StoreError,
+} from '@sluice/core/web'
+export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core/web'

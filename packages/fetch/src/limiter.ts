@@ -1,0 +1,124 @@
+/**
+ * Owns a Fetch adapter's limiter over core's one pipeline: options mapped once, then per
+ * request the verdict, the handler and the Response. @sluice/fetch (requests) and @sluice/hono
+ * (contexts) both run it.
+ */
+import {
+  createHttpLimiter,
+  createRefusalJson,
+  type Decision,
+  type HeaderList,
+  type HttpLimitOptions,
+  type HttpLimiter,
+  type HttpVerdict,
+  type RequestLike,
+} from '@sluice/core/web'
+import { FetchExchange } from './exchange'
+import { refusalResponse, withHeaders } from './respond'
+
+type Awaitable<T> = T | Promise<T>
+
+/** Core's options, with `requestWasSuccessful` given the handler's Fetch `Response`. */
+export interface FetchLimitOptions<Req> extends Omit<
+  HttpLimitOptions<Req>,
+  'requestWasSuccessful'
+> {
+  /** Decides success for `skipSuccessfulRequests` / `skipFailedRequests`. @default response.status < 400 */
+  requestWasSuccessful?: (req: Req, response: Response) => Awaitable<boolean>
+}
+
+/** What `check` answers: the verdict as data, for frameworks that compose the answer themselves. */
+export interface FetchCheck {
+  /** False when the request is refused: send `response`. */
+  readonly allowed: boolean
+  /** The limiter's decision; undefined when the request was skipped, allow- or deny-listed. */
+  readonly decision: Decision | undefined
+  /** Rate-limit headers to add to the response you send (already on `response` when refused). */
+  readonly headers: HeaderList
+  /** The refusal to send (429, or 403 for bans and deny lists); undefined when allowed. */
+  readonly response: Response | undefined
+  /**
+   * Tell the limiter how the request ended, for `skipSuccessfulRequests` / `skipFailedRequests`
+   * (a thrown handler: call it without a response). Without those options it does nothing.
+   */
+  finish(response?: Response): void
+}
+
+export interface FetchFramework<Req> {
+  /** Named in errors and warnings. */
+  framework: string
+  /** The client address (throws when there is none; see client-ip.ts). */
+  clientIp: (req: Req) => string
+  /** The signal that aborts when the client goes away. */
+  signalOf: (req: Req) => AbortSignal | undefined
+}
+
+export interface FetchLimiter<Req> {
+  /** Decides `req`; runs `next` when it may pass and returns its Response with the headers. */
+  handle(req: Req, next: (decision: Decision | undefined) => Awaitable<Response>): Promise<Response>
+  check(req: Req): Promise<FetchCheck>
+  readonly core: HttpLimiter<Req, FetchExchange>
+}
+
+export function createFetchLimiter<Req extends RequestLike>(
+  options: FetchLimitOptions<Req>,
+  framework: FetchFramework<Req>,
+): FetchLimiter<Req> {
+  const { requestWasSuccessful: succeeded, ...rest } = options
+  const core = createHttpLimiter<Req, FetchExchange>(
+    {
+      ...rest,
+      // A handler that threw has no Response: it counts as the 500 a server would send. A
+      // value that is no function goes on as is, for core's ConfigError naming it.
+      requestWasSuccessful:
+        typeof succeeded === 'function'
+          ? (req, exchange) =>
+              succeeded(req, exchange.response ?? new Response(null, { status: 500 }))
+          : (succeeded as undefined),
+    },
+    { framework: framework.framework, resetStyle: 'epoch', clientIp: framework.clientIp },
+  )
+  const refusalJson = createRefusalJson(options.message, (verdict) => JSON.stringify(verdict.body))
+
+  async function decide(req: Req): Promise<{ verdict: HttpVerdict; exchange: FetchExchange }> {
+    const exchange = new FetchExchange(framework.signalOf(req))
+    return { verdict: await core.decide(req, exchange), exchange }
+  }
+
+  async function handle(
+    req: Req,
+    next: (decision: Decision | undefined) => Awaitable<Response>,
+  ): Promise<Response> {
+    const { verdict, exchange } = await decide(req)
+    if (verdict.action === 'reject') return refusalResponse(verdict, refusalJson(verdict))
+    let response: Response
+    try {
+      response = await next(verdict.action === 'allow' ? verdict.decision : undefined)
+    } catch (error) {
+      exchange.finish(undefined)
+      throw error
+    }
+    exchange.finish(response)
+    return verdict.action === 'allow' ? withHeaders(response, verdict.headers) : response
+  }
+
+  async function check(req: Req): Promise<FetchCheck> {
+    const { verdict, exchange } = await decide(req)
+    const finish = (response?: Response) => exchange.finish(response)
+    if (verdict.action === 'reject') {
+      const response = refusalResponse(verdict, refusalJson(verdict))
+      return {
+        allowed: false,
+        decision: verdict.decision,
+        headers: verdict.headers,
+        response,
+        finish,
+      }
+    }
+    const decision = verdict.action === 'allow' ? verdict.decision : undefined
+    const headers = verdict.action === 'allow' ? verdict.headers : []
+    return { allowed: true, decision, headers, response: undefined, finish }
+  }
+
+  return { handle, check, core }
+}
