@@ -53,6 +53,9 @@ function webGlobals() {
     AbortSignal,
     TextEncoder,
     TextDecoder,
+    // WinterCG's minimum common API (Workers, Deno, Bun) has btoa and atob.
+    btoa,
+    atob,
     crypto: {
       getRandomValues: inRequestOnly(<T extends ArrayBufferView>(array: T) =>
         globalThis.crypto.getRandomValues(array as never),
