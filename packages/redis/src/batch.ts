@@ -3,7 +3,8 @@
  * Redis as one call of its batch form, decided one after another in the order made.
  */
 import type { PolicyOutcome, StoreRequest } from '@sluice/core'
-import { evaluate, type Evaluator } from './evaluate'
+import type { ScriptClient } from './client/types'
+import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
 import type { Plan, PolicyScript } from './plan'
@@ -24,7 +25,7 @@ export interface BatchEntry {
 
 /** What a batch needs from its store. */
 export interface BatchSender {
-  readonly client: Evaluator
+  readonly client: ScriptClient
   readonly batchSize: number
   readonly serverTime: boolean
   /** A sliding-log request id for the batch. */

@@ -88,8 +88,8 @@ export class Planner {
         precision: policy.precision,
         slackMs: Number(this.toleranceMs),
       }
-      const single = luaScript(config, flatLua(policy.algorithm, baked))
-      const batch = luaScript(`${config}/batch`, flatLua(policy.algorithm, baked, true))
+      const single = luaScript(flatLua(policy.algorithm, baked))
+      const batch = luaScript(flatLua(policy.algorithm, baked, true))
       own = {
         lua: single.lua,
         sha: single.sha,
