@@ -28,11 +28,12 @@ type Method = (...args: never[]) => unknown
 
 /**
  * An ioredis `Redis` (standalone or Sentinel) or `Cluster`, or the same from iovalkey (a fork
- * of ioredis with the same API). Told apart from node-redis by `evalshaBuffer`.
+ * of ioredis with the same API). Told apart from node-redis at run time by `evalshaBuffer`,
+ * which the store calls but ioredis's types do not declare.
  */
 export interface IoredisLikeClient {
-  evalshaBuffer: Method
-  evalBuffer: Method
+  evalsha: Method
+  eval: Method
   del: Method
   readonly isCluster: boolean
 }
