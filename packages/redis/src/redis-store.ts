@@ -68,8 +68,9 @@ export class RedisStore implements Store {
       client: this.client,
       batchSize: settings.batchSize,
       serverTime: settings.serverTime,
+      blocks: `${settings.prefix}:blocks`,
       requestId: (plan) => this.requestId(plan),
-      runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.request, 'c', e.extra),
+      runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra),
     })
     for (const script of Object.values(SCRIPTS)) {
       this.loaded.set(script, { lua: script.lua, sha: script.sha, sent: false })
@@ -196,10 +197,12 @@ export class RedisStore implements Store {
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
     const keys = request.keys
-    // The state keys; the scripts find the key's block from the first one's hash tag.
-    const args: string[] = [script.sha, String(n)]
+    const declared = this.client.isCluster ? n : n + 1
+    // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
+    const args: string[] = [script.sha, String(declared)]
     if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
     else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
+    if (declared > n) args.push(stem + 'b')
     args.push(
       op,
       this.serverTime ? '' : String(request.now),
@@ -229,26 +232,29 @@ export class RedisStore implements Store {
     op: Op,
     extra: string,
   ): Promise<PolicyOutcome[]> {
+    const stem = keyStem(this.prefix, request.key)
     const key =
-      request.keys === undefined
-        ? keyStem(this.prefix, request.key) + plan.ids[0]
-        : stateKey(keyStem(this.prefix, request.key), request.keys, 0, plan.ids[0])
+      request.keys === undefined ? stem + plan.ids[0] : stateKey(stem, request.keys, 0, plan.ids[0])
+    // Declared, except on a Cluster (see lua/driver.ts), which runs no batches.
+    const block = this.client.isCluster ? undefined : stem + 'b'
     if (op === 'c' && this.batchSize > 1 && !(request.maxDelayMs! > 0)) {
       return new Promise((resolve, reject) => {
-        this.batcher.enqueue({ plan, own, key, request, extra, resolve, reject })
+        this.batcher.enqueue({ plan, own, key, block, request, extra, resolve, reject })
       })
     }
-    return this.runAlone(plan, own, key, request, op, extra)
+    return this.runAlone(plan, own, key, block, request, op, extra)
   }
 
   /**
-   * EVALSHA <sha> 1 <key>, then only the ARGV up to the last one that is not its default (see
-   * `inputs` in lua/flat/frame.ts), so a consume with server time and cost 1 sends no ARGV at all.
+   * EVALSHA <sha> 2 <key> <block> (1 <key> on a Cluster), then only the ARGV up to the last one
+   * that is not its default (see `inputs` in lua/flat/frame.ts), so a consume with server time
+   * and cost 1 sends no ARGV at all.
    */
   private runAlone(
     plan: Plan,
     own: PolicyScript,
     key: string,
+    block: string | undefined,
     request: StoreRequest,
     op: Op,
     extra: string,
@@ -269,7 +275,7 @@ export class RedisStore implements Store {
               : extra !== ''
                 ? 1
                 : 0
-    const args = [own.sha, '1', key]
+    const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
     if (count > 0) args.push(extra)
     if (count > 1) args.push(op)
     if (count > 2) args.push(this.serverTime ? '' : String(request.now))
