@@ -12,7 +12,7 @@ import {
 // The same cases as MemoryStore, with the limiter's clock deciding (time: 'client'). The
 // tolerance keeps keys alive while the fake clock stands still and real time passes. Once per
 // client library; standalone on a launched redis-server, or on the server SLUICE_REDIS_URL
-// names (docs/redis.md, "Other servers").
+// names (docs/redis.md, "Portable scripts, and other servers").
 
 /** The conformance suite on a standalone server, with a store built from `options`. */
 function standalone(
