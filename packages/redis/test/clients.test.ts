@@ -100,18 +100,38 @@ function limiters(client: RedisClientLike, extra: Omit<RedisStoreOptions, 'clien
   }
 }
 
-describe.each(REDIS_LIBRARIES)('%s on standalone Redis', (library) => {
-  let client: RedisClientLike
+/** Connects before the tests of the describe block; the client, once connected. */
+function connectedBy(connect: () => Promise<LibraryClient>): () => RedisClientLike {
+  let client: RedisClientLike | undefined
   beforeAll(async () => {
-    const connected = await connectRedis(library, server.url)
-    opened.push(connected)
-    client = connected.client
+    const library = await connect()
+    opened.push(library)
+    client = library.client
   })
+  return () => client as RedisClientLike
+}
+
+/** A block, a blocked consume, a reset and a penalty on a fresh key; `between` after its first consume. */
+async function blockResetPenalize(client: RedisClientLike, between?: () => Promise<void>) {
+  const { own, generic } = limiters(client)
+  const key = freshKey()
+  await own.consume(key)
+  await between?.()
+  await own.block(key, 60_000)
+  expect(await own.consume(key)).toMatchObject({ allowed: false })
+  await own.reset(key)
+  expect((await own.consume(key)).remaining).toBe(2)
+  await generic.penalize(key, 2)
+  expect((await generic.consume(key)).remaining).toBe(0)
+}
+
+describe.each(REDIS_LIBRARIES)('%s on standalone Redis', (library) => {
+  const connected = connectedBy(() => connectRedis(library, server.url))
 
   test.each(['own', 'generic', 'shared'] as const)(
     'the %s script, flushed (NOSCRIPT) between two decisions, is sent again once and counts once',
     async (kind) => {
-      const limiter = limiters(client)[kind]
+      const limiter = limiters(connected())[kind]
       const key = freshKey()
       expect((await limiter.consume(key)).remaining).toBe(2)
       await flushScripts([admin])
@@ -123,7 +143,7 @@ describe.each(REDIS_LIBRARIES)('%s on standalone Redis', (library) => {
   )
 
   test('a batch, flushed between two, is sent again once and each of its decisions counts once', async () => {
-    const { own } = limiters(client)
+    const { own } = limiters(connected())
     const batch = [freshKey(), freshKey(), freshKey()]
     const remaining = async () =>
       (await Promise.all(batch.map((key) => own.consume(key)))).map((d) => d.remaining)
@@ -134,23 +154,14 @@ describe.each(REDIS_LIBRARIES)('%s on standalone Redis', (library) => {
   })
 
   test('block, reset and penalize after a flush: each reloads its script once', async () => {
-    const { own, generic } = limiters(client)
-    const key = freshKey()
-    await own.consume(key)
-    await flushScripts([admin])
-    await own.block(key, 60_000)
-    expect(await own.consume(key)).toMatchObject({ allowed: false })
-    await own.reset(key)
-    expect((await own.consume(key)).remaining).toBe(2)
-    await generic.penalize(key, 2)
-    expect((await generic.consume(key)).remaining).toBe(0)
+    await blockResetPenalize(connected(), () => flushScripts([admin]))
     // block, consume, consume: one script each (the block reloaded, the gcra script reloaded
     // by its first consume); penalize and consume: the generic script.
     expect((await scriptCalls([admin])).eval).toBe(3)
   })
 
   test('a decision that fails in a batch fails alone, with the server error', async () => {
-    const store = new RedisStore({ client, blockCache: false })
+    const store = new RedisStore({ client: connected(), blockCache: false })
     const limiter = createLimiter({ store, algorithm: 'gcra', limit: 2, window: '1h' })
     const [good, bad] = [freshKey(), freshKey()]
     await admin.lpush(`sluice:{${bad}}:${limiter.policies[0].id}`, 'not a rate limit')
@@ -165,15 +176,10 @@ describe.each(REDIS_LIBRARIES)('%s on standalone Redis', (library) => {
 })
 
 describe.each(REDIS_LIBRARIES)('%s on a 3-node Cluster', (library) => {
-  let client: RedisClientLike
-  beforeAll(async () => {
-    const connected = await connectRedisCluster(library, cluster.nodes)
-    opened.push(connected)
-    client = connected.client
-  })
+  const connected = connectedBy(() => connectRedisCluster(library, cluster.nodes))
 
   test('no batches: one script call per consume, each in its key slot', async () => {
-    const store = new RedisStore({ client, blockCache: false, batchSize: 64 })
+    const store = new RedisStore({ client: connected(), blockCache: false, batchSize: 64 })
     const limiter = createLimiter({ store, algorithm: 'fixed-window', limit: 100, window: '1h' })
     const stamp = freshKey()
     const round = () =>
@@ -190,7 +196,7 @@ describe.each(REDIS_LIBRARIES)('%s on a 3-node Cluster', (library) => {
   test.each(['own', 'generic', 'shared'] as const)(
     'the %s script, flushed on every node, is sent again once per key and counts once',
     async (kind) => {
-      const limiter = limiters(client)[kind]
+      const limiter = limiters(connected())[kind]
       const stamp = freshKey()
       const spread = Array.from({ length: 12 }, (_, i) => `${stamp}:${i}`)
       const remaining = async () =>
@@ -205,14 +211,6 @@ describe.each(REDIS_LIBRARIES)('%s on a 3-node Cluster', (library) => {
   )
 
   test('block, reset and penalize touch one slot each', async () => {
-    const { own, generic } = limiters(client)
-    const key = freshKey()
-    await own.consume(key)
-    await own.block(key, 60_000)
-    expect(await own.consume(key)).toMatchObject({ allowed: false })
-    await own.reset(key)
-    expect((await own.consume(key)).remaining).toBe(2)
-    await generic.penalize(key, 2)
-    expect((await generic.consume(key)).remaining).toBe(0)
+    await blockResetPenalize(connected())
   })
 })
