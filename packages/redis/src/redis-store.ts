@@ -40,6 +40,8 @@ type Op = 'c' | 'p' | 'r' | 'x'
 export class RedisStore implements Store {
   private readonly client: ScriptClient
   private readonly prefix: string
+  /** `<prefix>:blocks`, alive while any key of the prefix may be blocked (see lua/block.ts). */
+  private readonly blocks: string
   private readonly serverTime: boolean
   /** With server time the scripts decide on Redis `TIME`, not the request's `now`. */
   readonly ownClock: boolean
@@ -58,6 +60,7 @@ export class RedisStore implements Store {
     const settings = resolveRedisOptions(options)
     this.client = settings.client
     this.prefix = settings.prefix
+    this.blocks = `${settings.prefix}:blocks`
     this.serverTime = settings.serverTime
     this.ownClock = settings.serverTime
     this.toleranceMs = settings.toleranceMs
@@ -68,7 +71,7 @@ export class RedisStore implements Store {
       client: this.client,
       batchSize: settings.batchSize,
       serverTime: settings.serverTime,
-      blocks: `${settings.prefix}:blocks`,
+      blocks: this.blocks,
       requestId: (plan) => this.requestId(plan),
       runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra),
     })
@@ -156,7 +159,7 @@ export class RedisStore implements Store {
     // On standalone Redis also `<prefix>:blocks`, which batch scripts read (see lua/block.ts).
     const keys = this.client.isCluster
       ? ['1', keyStem(this.prefix, key) + 'b']
-      : ['2', keyStem(this.prefix, key) + 'b', `${this.prefix}:blocks`]
+      : ['2', keyStem(this.prefix, key) + 'b', this.blocks]
     const args = [this.serverTime ? '' : String(now), String(until - now), this.toleranceMs]
     await evaluate(
       this.client,
