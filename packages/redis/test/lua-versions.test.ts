@@ -1,11 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { ALGORITHMS, type Policy } from '@sluice/core'
-import { resolvePolicy } from '@sluice/core/adapter'
+import { type Policy } from '@sluice/core'
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
 import { startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
+import { everyPolicySet } from './fixtures/policy-sets'
 
 // Dragonfly runs scripts on Lua 5.4, Redis and Valkey on 5.1. Every script call a store makes
 // on Redis is recorded with its reply, then replayed on a real lua5.4 (and, to show the replay
@@ -205,18 +205,7 @@ describe.each(['lua5.1', 'lua5.4'])('replayed on %s', (lua) => {
         blockCache: false,
         ...options,
       })
-      const single = ALGORITHMS.map((algorithm) => [
-        resolvePolicy({
-          algorithm,
-          limit: 5,
-          window: 60_000,
-          precision: algorithm === 'sliding-window' ? 4 : undefined,
-        }),
-      ])
-      const mixed = ALGORITHMS.map((algorithm, i) =>
-        resolvePolicy({ algorithm, limit: 4 + i, window: 30_000 }),
-      )
-      for (const policies of [...single, mixed]) await operations(store, policies)
+      for (const policies of everyPolicySet()) await operations(store, policies)
       expect(calls.length).toBeGreaterThan(500)
 
       const bridge = new Bridge(lua, admin)

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process'
 import { ALGORITHMS, type Policy } from '@sluice/core'
-import { resolvePolicy } from '@sluice/core/adapter'
 import { RedisStore, SCRIPTS, type RedisStoreOptions } from '@sluice/redis'
 import { startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
 import { flatLua } from '../src/lua'
+import { everyPolicySet } from './fixtures/policy-sets'
 
 // The scripts must run on any server that runs Lua scripts: Redis 7 and Valkey (Lua 5.1),
 // Dragonfly (Lua 5.4, and it refuses keys a script did not declare), managed services that
@@ -137,24 +137,11 @@ describe('the keys every script touches, on a real server', () => {
     '%s: every key touched was declared, under one hash tag',
     async (_, options) => {
       const store = new RedisStore({ client, blockCache: false, ...options })
-      const single = ALGORITHMS.map((algorithm) => [
-        resolvePolicy({
-          algorithm,
-          limit: 5,
-          window: 60_000,
-          precision: algorithm === 'sliding-window' ? 4 : undefined,
-        }),
-      ])
-      const several = [
-        ALGORITHMS.map((algorithm, i) =>
-          resolvePolicy({ algorithm, limit: 5 + i, window: 60_000 }),
-        ),
-        single[0].concat(resolvePolicy({ algorithm: 'gcra', limit: 9, window: 1000 })),
-      ]
       calls.length = 0
       let n = 0
-      for (const policies of [...single, ...several])
+      for (const policies of everyPolicySet()) {
         await everyOperation(store, policies, `pk${Date.now()}:${n++}`)
+      }
       // MONITOR writes on its own socket: the PING's round trip and 50 ms let it catch up.
       await client.ping()
       await new Promise((resolve) => setTimeout(resolve, 50))
