@@ -7,12 +7,18 @@ import type { RedisClientLike } from '@sluice/redis'
 import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey'
 import { Cluster, Redis } from 'ioredis'
 import { createClient, createCluster } from 'redis'
+import * as redis6 from 'redis6'
 import { startRedis, type HostPort } from './servers'
 
-/** The client libraries RedisStore accepts. */
-export type RedisLibrary = 'ioredis' | 'iovalkey' | 'node-redis'
+/** The client libraries RedisStore accepts (node-redis in its two major versions). */
+export type RedisLibrary = 'ioredis' | 'iovalkey' | 'node-redis' | 'node-redis@6'
 
-export const REDIS_LIBRARIES: readonly RedisLibrary[] = ['ioredis', 'iovalkey', 'node-redis']
+export const REDIS_LIBRARIES: readonly RedisLibrary[] = [
+  'ioredis',
+  'iovalkey',
+  'node-redis',
+  'node-redis@6',
+]
 
 /** A connected client of one library, to pass as RedisStore's `client`. */
 export interface LibraryClient {
@@ -30,8 +36,9 @@ const IOREDIS_OPTIONS = { maxRetriesPerRequest: 1 } as const
 
 /** A connected client of `library` to the standalone server at `url` (`redis://host:port`). */
 export async function connectRedis(library: RedisLibrary, url: string): Promise<LibraryClient> {
-  if (library === 'node-redis') {
-    const client = createClient({ url })
+  if (library.startsWith('node-redis')) {
+    // node-redis 6 is `redis6`, an alias in the root devDependencies.
+    const client = library === 'node-redis@6' ? redis6.createClient({ url }) : createClient({ url })
     client.on('error', () => undefined)
     await client.connect()
     return { library, client, close: async () => client.destroy() }
@@ -47,10 +54,12 @@ export async function connectRedisCluster(
   library: RedisLibrary,
   nodes: readonly HostPort[],
 ): Promise<LibraryClient> {
-  if (library === 'node-redis') {
-    const cluster = createCluster({
-      rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
-    })
+  if (library.startsWith('node-redis')) {
+    const rootNodes = nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` }))
+    const cluster =
+      library === 'node-redis@6'
+        ? redis6.createCluster({ rootNodes })
+        : createCluster({ rootNodes })
     cluster.on('error', () => undefined)
     await cluster.connect()
     return { library, client: cluster, close: async () => cluster.destroy() }
