@@ -2,9 +2,10 @@
 'use strict'
 /**
  * The test services step of `npm test`: the tests start private redis-server, redis-cli
- * --cluster and memcached processes, and render the docs' pictures in Chromium. This checks
- * the binaries are on PATH and, when some are missing, installs their Debian packages with
- * apt-get (as root, or through sudo); otherwise it stops with the command to run.
+ * --cluster and memcached processes, compile the Redis scripts with Lua 5.1 and 5.4, and
+ * render the docs' pictures in Chromium. This checks the binaries are on PATH and, when some
+ * are missing, installs their Debian packages with apt-get (as root, or through sudo);
+ * otherwise it stops with the command to run.
  */
 const { execFileSync, spawnSync } = require('node:child_process')
 
@@ -13,6 +14,10 @@ const PACKAGES = {
   'redis-server': 'redis-server',
   'redis-cli': 'redis-tools',
   memcached: 'memcached',
+  // The Redis scripts are compiled by both Lua versions servers run (5.1: Redis, Valkey; 5.4:
+  // Dragonfly): packages/redis/test/portable-scripts.test.ts.
+  'luac5.1': 'lua5.1',
+  'luac5.4': 'lua5.4',
   chromium: 'chromium',
 }
 

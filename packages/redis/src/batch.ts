@@ -3,7 +3,8 @@
  * Redis as one call of its batch form, decided one after another in the order made.
  */
 import type { PolicyOutcome, StoreRequest } from '@sluice/core'
-import { evaluate, type Evaluator } from './evaluate'
+import type { ScriptClient } from './client/types'
+import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
 import type { Plan, PolicyScript } from './plan'
@@ -15,6 +16,8 @@ export interface BatchEntry {
   readonly own: PolicyScript
   /** The state key. */
   readonly key: string
+  /** The key's block (batches run on standalone Redis only, where it is always declared). */
+  readonly block: string | undefined
   readonly request: StoreRequest
   /** The sliding-log request id, used when it goes alone. */
   readonly extra: string
@@ -24,9 +27,11 @@ export interface BatchEntry {
 
 /** What a batch needs from its store. */
 export interface BatchSender {
-  readonly client: Evaluator
+  readonly client: ScriptClient
   readonly batchSize: number
   readonly serverTime: boolean
+  /** `<prefix>:blocks`: whether any key may be blocked (see lua/block.ts). */
+  readonly blocks: string
   /** A sliding-log request id for the batch. */
   requestId(plan: Plan): string
   /** Sends one consume alone (a batch of one). */
@@ -89,8 +94,9 @@ export class Batcher {
 
   /**
    * One EVALSHA of the batch script for every consume of the batch (one alone goes through the
-   * plain script): KEYS are their keys in order, ARGV the batch's sliding-log id, `now` and,
-   * unless all are 1, the costs. The reply holds each one's reply, in order.
+   * plain script): KEYS are their keys in order, then their blocks, then `<prefix>:blocks`; ARGV
+   * the batch's sliding-log id, `now` and, unless all are 1, the costs. The reply holds each
+   * one's reply, in order.
    */
   private send(batch: readonly BatchEntry[]): void {
     try {
@@ -108,12 +114,14 @@ export class Batcher {
       return
     }
     const { plan, own } = first
-    const args = [own.batch.sha, String(batch.length)]
+    const args = [own.batch.sha, String(2 * batch.length + 1)]
     let costs = false
     for (const entry of batch) {
       args.push(entry.key)
       if (entry.request.cost !== 1) costs = true
     }
+    for (const entry of batch) args.push(entry.block as string)
+    args.push(this.store.blocks)
     args.push(plan.hasLog ? this.store.requestId(plan) : '')
     args.push(this.store.serverTime ? '' : String(first.request.now))
     if (costs) for (const entry of batch) args.push(String(entry.request.cost))

@@ -3,8 +3,9 @@
  * the settings the store reads.
  */
 import { ConfigError } from '@sluice/core'
-import type { Cluster, Redis } from 'ioredis'
 import { BlockCache } from './block-cache'
+import { toScriptClient } from './client/detect'
+import type { RedisClientLike, ScriptClient } from './client/types'
 import { checkPrefix, describeValue } from './keys'
 
 export interface BlockCacheOptions {
@@ -16,8 +17,13 @@ export interface BlockCacheOptions {
 }
 
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` (standalone or Sentinel) or `Cluster` client. The store does not close it. */
-  client: Redis | Cluster
+  /**
+   * The application's Redis client, from any of these libraries (told apart by their methods,
+   * see docs/redis.md): ioredis or iovalkey (`Redis`, standalone or Sentinel, or `Cluster`),
+   * node-redis 5 or 6 (`createClient` or `createCluster`, connected by the caller). The store
+   * does not close it.
+   */
+  client: RedisClientLike
   /**
    * First part of every key: `<prefix>:{<key>}:<policy id>` (with per-policy state keys
    * `<prefix>:{<key>}:<keys[i]>:<policy id>`; the key's block `<prefix>:{<key>}:b`). No braces.
@@ -70,7 +76,8 @@ export interface RedisStoreOptions {
 
 /** RedisStoreOptions resolved: what the store reads on every call. */
 export interface RedisSettings {
-  readonly client: Redis | Cluster
+  /** The client behind the one interface the store uses (see client/types.ts). */
+  readonly client: ScriptClient
   readonly prefix: string
   /** Scripts decide on Redis `TIME`: requests carry no `now`. */
   readonly serverTime: boolean
@@ -103,12 +110,11 @@ function checkInteger(value: number, name: string, min: number): void {
   check(Number.isSafeInteger(value) && value >= min, name, expected, value)
 }
 
-function isClient(client: unknown): client is Redis | Cluster {
-  return (
-    typeof client === 'object' &&
-    client !== null &&
-    typeof (client as Partial<Redis>).defineCommand === 'function'
-  )
+/** What was passed as `client`: objects by their class, a client being one big object. */
+function describeClient(client: unknown): string {
+  if (typeof client !== 'object' || client === null) return describeValue(client)
+  const name = (client as { constructor?: { name?: unknown } }).constructor?.name
+  return `an object (${typeof name === 'string' && name !== '' ? name : 'no class'}) with neither evalshaBuffer nor evalSha`
 }
 
 /** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
@@ -119,8 +125,12 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   for (const name of Object.keys(options)) {
     if (!KNOWN.includes(name)) throw new ConfigError(`unknown option \`${name}\` for RedisStore`)
   }
-  const client: unknown = options.client
-  check(isClient(client), 'client', 'an ioredis Redis or Cluster client', client)
+  const client = toScriptClient(options.client)
+  if (client === undefined) {
+    throw new ConfigError(
+      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, or a node-redis client or cluster; got ${describeClient(options.client)}`,
+    )
+  }
   const time = options.time ?? 'server'
   check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time)
   const serverTime = time === 'server'
@@ -138,12 +148,12 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   const batchSize = options.batchSize ?? 32
   checkInteger(batchSize, 'batchSize', 1)
   return {
-    client: options.client,
+    client,
     prefix: checkPrefix(options.prefix ?? 'sluice'),
     serverTime,
     toleranceMs: serverTime ? '0' : String(tolerance),
     cache: blockCache,
     maxPolicyScripts: policyScripts,
-    batchSize: options.client.isCluster ? 1 : batchSize,
+    batchSize: client.isCluster ? 1 : batchSize,
   }
 }

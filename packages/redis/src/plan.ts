@@ -91,8 +91,8 @@ export class Planner {
         slackMs: Number(this.toleranceMs),
       }
       const { algorithm, anchor } = policy
-      const single = luaScript(config, flatLua(algorithm, baked, false, anchor))
-      const batch = luaScript(`${config}/batch`, flatLua(algorithm, baked, true, anchor))
+      const single = luaScript(flatLua(algorithm, baked, false, anchor))
+      const batch = luaScript(flatLua(algorithm, baked, true, anchor))
       own = {
         lua: single.lua,
         sha: single.sha,

@@ -1,8 +1,8 @@
 /**
- * Owns RedisStore: the Store contract over ioredis (standalone, Sentinel, Cluster): which
- * script each operation runs and with which arguments, and the block cache in front of it.
- * Options: options.ts; plans and per-policy scripts: plan.ts; batches: batch.ts; replies:
- * replies.ts.
+ * Owns RedisStore: the Store contract over any Redis client (ioredis, iovalkey, node-redis;
+ * standalone, Sentinel, Cluster): which script each operation runs and with which arguments,
+ * and the block cache in front of it. Options: options.ts; the clients: client/; plans and
+ * per-policy scripts: plan.ts; batches: batch.ts; replies: replies.ts.
  */
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
@@ -15,20 +15,18 @@ import type {
   StoreRequest,
   StoreResult,
 } from '@sluice/core'
-import type { Cluster, Redis } from 'ioredis'
 import { Batcher } from './batch'
 import type { BlockCache } from './block-cache'
-import { evaluate, type Evaluator } from './evaluate'
+import type { ScriptClient } from './client/types'
+import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
 import { keyStem } from './keys'
 import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
-import { Planner, stateKey, type Plan, type PolicyScript } from './plan'
+import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
-
-type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 
 type Op = 'c' | 'p' | 'r' | 'x'
 
@@ -36,11 +34,14 @@ type Op = 'c' | 'p' | 'r' | 'x'
  * The Store contract on Redis: every algorithm as one Lua script (see ./lua), all policies of
  * a key decided in one EVALSHA, at most one round trip per decision (the consumes of one
  * event-loop turn share one, see batchSize). Works with ioredis `enableAutoPipelining` and with
- * Redis Cluster (every key of one client key shares a hash tag).
+ * Redis Cluster (every key of one client key shares a hash tag), through ioredis, iovalkey or
+ * node-redis.
  */
 export class RedisStore implements Store {
-  private readonly client: Redis | Cluster
+  private readonly client: ScriptClient
   private readonly prefix: string
+  /** `<prefix>:blocks`, alive while any key of the prefix may be blocked (see lua/block.ts). */
+  private readonly blocks: string
   private readonly serverTime: boolean
   /** With server time the scripts decide on Redis `TIME`, not the request's `now`. */
   readonly ownClock: boolean
@@ -52,12 +53,14 @@ export class RedisStore implements Store {
   /** Sliding-log members are `<instance>:<counter>.<n>`: unique per request across processes. */
   private readonly instance = randomBytes(6).toString('base64url')
   private requests = 0
-  private readonly commands = new Map<LuaScript, ScriptCommand>()
+  /** The shared scripts, each with whether this store has sent it yet (see evaluate). */
+  private readonly loaded = new Map<LuaScript, LoadedScript>()
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
     this.client = settings.client
     this.prefix = settings.prefix
+    this.blocks = `${settings.prefix}:blocks`
     this.serverTime = settings.serverTime
     this.ownClock = settings.serverTime
     this.toleranceMs = settings.toleranceMs
@@ -65,21 +68,15 @@ export class RedisStore implements Store {
     this.batchSize = settings.batchSize
     this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts)
     this.batcher = new Batcher({
-      client: this.client as unknown as Evaluator,
+      client: this.client,
       batchSize: settings.batchSize,
       serverTime: settings.serverTime,
+      blocks: this.blocks,
       requestId: (plan) => this.requestId(plan),
-      runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.request, 'c', e.extra),
+      runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra),
     })
-    // Registered once per store; ioredis sends EVAL the first time on each connection and
-    // EVALSHA after, and answers NOSCRIPT (Redis restarted or SCRIPT FLUSH) by sending EVAL
-    // again. A NOSCRIPT reply means the script did not run, so nothing is counted twice.
-    const commands = this.client as unknown as Record<string, ScriptCommand>
     for (const script of Object.values(SCRIPTS)) {
-      if (typeof commands[script.command] !== 'function') {
-        this.client.defineCommand(script.command, { lua: script.lua })
-      }
-      this.commands.set(script, commands[script.command].bind(this.client))
+      this.loaded.set(script, { lua: script.lua, sha: script.sha, sent: false })
     }
   }
 
@@ -158,16 +155,17 @@ export class RedisStore implements Store {
   /** Sets (or, with until <= now, lifts) the key's block: one round trip, the block script. */
   async block({ key, until, now }: StoreBlock): Promise<void> {
     this.cache?.forget(key)
-    const command = this.commands.get(SCRIPTS.block) as ScriptCommand
+    const block = SCRIPTS.block
     // On standalone Redis also `<prefix>:blocks`, which batch scripts read (see lua/block.ts).
     const keys = this.client.isCluster
-      ? [1, keyStem(this.prefix, key) + 'b']
-      : [2, keyStem(this.prefix, key) + 'b', `${this.prefix}:blocks`]
-    await command(
-      ...keys,
-      this.serverTime ? '' : String(now),
-      String(until - now),
-      this.toleranceMs,
+      ? ['1', keyStem(this.prefix, key) + 'b']
+      : ['2', keyStem(this.prefix, key) + 'b', this.blocks]
+    const args = [this.serverTime ? '' : String(now), String(until - now), this.toleranceMs]
+    await evaluate(
+      this.client,
+      this.loaded.get(block) as LoadedScript,
+      [block.sha, ...keys, ...args],
+      () => undefined,
     )
   }
 
@@ -175,7 +173,7 @@ export class RedisStore implements Store {
     this.cache?.forget(key)
     const stem = keyStem(this.prefix, key)
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
-    await this.client.del(...policies.map((p, i) => stateKey(stem, keys, i, p.id)), stem + 'b')
+    await this.client.del([...policies.map((p, i) => stateKey(stem, keys, i, p.id)), stem + 'b'])
   }
 
   /** Forgets the block cache. The client belongs to the caller, who closes it. */
@@ -202,10 +200,12 @@ export class RedisStore implements Store {
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
     const keys = request.keys
-    // The state keys; the scripts find the key's block from the first one's hash tag.
-    const args: (string | number)[] = [n]
+    const declared = this.client.isCluster ? n : n + 1
+    // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
+    const args: string[] = [script.sha, String(declared)]
     if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
     else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
+    if (declared > n) args.push(stem + 'b')
     args.push(
       op,
       this.serverTime ? '' : String(request.now),
@@ -215,8 +215,7 @@ export class RedisStore implements Store {
       request.maxDelayMs! > 0 ? String(request.maxDelayMs) : '0',
     )
     for (const a of plan.args) args.push(a)
-    const command = this.commands.get(script) as ScriptCommand
-    return command(...args).then((reply) => {
+    return evaluate(this.client, this.loaded.get(script) as LoadedScript, args, (reply) => {
       if (op === 'r' || op === 'x') return []
       if (script === plan.script && plan.flat !== undefined) {
         return [flatReply(plan.flat, reply, plan.policies[0], request)]
@@ -236,26 +235,29 @@ export class RedisStore implements Store {
     op: Op,
     extra: string,
   ): Promise<PolicyOutcome[]> {
+    const stem = keyStem(this.prefix, request.key)
     const key =
-      request.keys === undefined
-        ? keyStem(this.prefix, request.key) + plan.ids[0]
-        : stateKey(keyStem(this.prefix, request.key), request.keys, 0, plan.ids[0])
+      request.keys === undefined ? stem + plan.ids[0] : stateKey(stem, request.keys, 0, plan.ids[0])
+    // Declared, except on a Cluster (see lua/driver.ts), which runs no batches.
+    const block = this.client.isCluster ? undefined : stem + 'b'
     if (op === 'c' && this.batchSize > 1 && !(request.maxDelayMs! > 0)) {
       return new Promise((resolve, reject) => {
-        this.batcher.enqueue({ plan, own, key, request, extra, resolve, reject })
+        this.batcher.enqueue({ plan, own, key, block, request, extra, resolve, reject })
       })
     }
-    return this.runAlone(plan, own, key, request, op, extra)
+    return this.runAlone(plan, own, key, block, request, op, extra)
   }
 
   /**
-   * EVALSHA <sha> 1 <key>, then only the ARGV up to the last one that is not its default (see
-   * `inputs` in lua/flat/frame.ts), so a consume with server time and cost 1 sends no ARGV at all.
+   * EVALSHA <sha> 2 <key> <block> (1 <key> on a Cluster), then only the ARGV up to the last one
+   * that is not its default (see `inputs` in lua/flat/frame.ts), so a consume with server time
+   * and cost 1 sends no ARGV at all.
    */
   private runAlone(
     plan: Plan,
     own: PolicyScript,
     key: string,
+    block: string | undefined,
     request: StoreRequest,
     op: Op,
     extra: string,
@@ -276,13 +278,13 @@ export class RedisStore implements Store {
               : extra !== ''
                 ? 1
                 : 0
-    const args = [own.sha, '1', key]
+    const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
     if (count > 0) args.push(extra)
     if (count > 1) args.push(op)
     if (count > 2) args.push(this.serverTime ? '' : String(request.now))
     if (count > 3) args.push(String(cost))
     if (count > 4) args.push(String(maxDelayMs))
-    return evaluate(this.client as unknown as Evaluator, own, args, (reply) =>
+    return evaluate(this.client, own, args, (reply) =>
       op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)],
     )
   }

@@ -1,11 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { createLimiter, type Decision } from '@sluice/core'
-import { escapeKey, RedisStore } from '@sluice/redis'
+import { escapeKey, RedisStore, type RedisClientLike } from '@sluice/redis'
 import {
+  connectRedisCluster,
   keySlot,
   moveSlot,
   slotOwner,
   startRedisCluster,
+  REDIS_LIBRARIES,
   storeSettled,
   type RedisClusterHandle,
 } from '@sluice/testkit'
@@ -75,49 +77,6 @@ test('many keys spread over every node, braces and the empty key included', asyn
   expect((await limiter.peek('}')).remaining).toBe(4)
 })
 
-test('a reshard of the key slot mid-traffic (MOVED, ASK) is followed, and the limit holds', async () => {
-  const store = new RedisStore({ client })
-  const limit = 40
-  const limiter = createLimiter({
-    store,
-    limits: [
-      { algorithm: 'gcra', limit, window: '1h' },
-      { algorithm: 'sliding-log', limit: limit + 10, window: '1h' },
-    ],
-  })
-  const key = `moving:${Date.now()}`
-  const slot = keySlot(`sluice:{${escapeKey(key)}}:x`)
-  const from = await slotOwner(cluster, slot)
-  const to = (from + 1) % cluster.nodes.length
-
-  let admitted = 0
-  let decided = 0
-  const consume = async (n: number) => {
-    const decisions = await Promise.all(Array.from({ length: n }, () => limiter.consume(key)))
-    decided += decisions.length
-    admitted += decisions.filter((d) => d.allowed).length
-  }
-  await consume(10) // state exists on the source
-  await direct[from].config('RESETSTAT')
-  const moved = await moveSlot(cluster, slot, from, to, {
-    // Keys are on the target, the source still owns the slot: the source answers ASK.
-    afterKeysMigrated: () => consume(10),
-  })
-  expect(moved).toBeGreaterThanOrEqual(2)
-  await consume(30) // the client's slot map is stale: MOVED, then the new owner
-  expect(decided).toBe(50)
-  expect(admitted).toBe(limit)
-  expect(await slotOwner(cluster, slot)).toBe(to)
-  const onTarget = await direct[to].exists(
-    ...limiter.policies.map((p) => `sluice:{${key}}:${p.id}`),
-  )
-  expect(onTarget).toBe(2)
-  // The source really redirected: once with ASK (mid-migration), then with MOVED.
-  const errors = await direct[from].info('errorstats')
-  expect(errors).toMatch(/errorstat_ASK:count=[1-9]/)
-  expect(errors).toMatch(/errorstat_MOVED:count=[1-9]/)
-})
-
 test('per-policy scripts: two configurations on every node, reloaded after SCRIPT FLUSH', async () => {
   const store = new RedisStore({ client, blockCache: false })
   const three = createLimiter({ store, algorithm: 'gcra', limit: 3, window: '1h' })
@@ -136,81 +95,109 @@ test('per-policy scripts: two configurations on every node, reloaded after SCRIP
   expect(admitted(1)).toBe(keys.length * 5)
 })
 
-test('no batches on a Cluster: one script call per consume, each touching one slot', async () => {
-  const store = new RedisStore({ client, blockCache: false, batchSize: 64 })
-  const limiter = createLimiter({ store, algorithm: 'fixed-window', limit: 100, window: '1h' })
-  const stamp = Date.now()
-  const round = () =>
-    Promise.all(Array.from({ length: 40 }, (_, i) => limiter.consume(`nb${stamp}:${i % 8}`)))
-  // The first round loads the script on every node (NOSCRIPT, then EVAL, where it was missing).
-  await round()
-  const calls = async () => {
-    let total = 0
-    for (const node of direct) {
-      const info = await node.info('commandstats')
-      for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm))
-        total += Number(m[1])
-    }
-    return total
-  }
-  const before = await calls()
-  const decisions = await round()
-  expect(decisions.every((d) => d.allowed)).toBe(true)
-  expect((await calls()) - before).toBe(40)
-})
-
-test('a single-limit key resharded mid-traffic keeps its limit and its block', async () => {
-  const store = new RedisStore({ client, blockCache: false })
-  const limit = 30
-  const limiter = createLimiter({ store, algorithm: 'fixed-window', limit, window: '1d' })
-  const key = `moving1:${Date.now()}`
-  const slot = keySlot(`sluice:{${escapeKey(key)}}:x`)
-  const from = await slotOwner(cluster, slot)
-  const to = (from + 1) % cluster.nodes.length
-  let admitted = 0
-  const consume = async (n: number) => {
-    const decisions = await Promise.all(Array.from({ length: n }, () => limiter.consume(key)))
-    admitted += decisions.filter((d) => d.allowed).length
-  }
-  await consume(10)
-  await moveSlot(cluster, slot, from, to, { afterKeysMigrated: () => consume(10) })
-  await consume(20)
-  expect(admitted).toBe(limit)
-  await limiter.reset(key)
-  await limiter.block(key, 60_000)
-  expect((await limiter.consume(key)).allowed).toBe(false)
-})
-
-test('a node paused (SIGSTOP) mid-traffic: its keys are answered without it and not charged when it resumes', async () => {
-  const store = new RedisStore({ client })
-  const limiter = createLimiter({
-    store,
-    algorithm: 'token-bucket',
-    limit: 10,
-    window: '1h',
-    timeoutMs: 150,
-    onStoreError: 'deny',
-    breaker: { failures: 5, coolOffMs: 100 },
-    logger: { warn: () => undefined },
+// A reshard and a paused node with every client library: each follows MOVED and ASK itself.
+describe.each(REDIS_LIBRARIES)('%s', (library) => {
+  let client: RedisClientLike
+  let close: () => Promise<void>
+  beforeAll(async () => {
+    ;({ client, close } = await connectRedisCluster(library, cluster.nodes))
   })
-  let key = ''
-  for (let i = 0; key === ''; i++) {
-    const candidate = `paused:${Date.now()}:${i}`
-    if ((await slotOwner(cluster, keySlot(`sluice:{${escapeKey(candidate)}}:x`))) === 0) {
-      key = candidate
+  afterAll(() => close?.())
+
+  test('a reshard of the key slot mid-traffic (MOVED, ASK) is followed, and the limit holds', async () => {
+    const store = new RedisStore({ client })
+    const limit = 40
+    const limiter = createLimiter({
+      store,
+      limits: [
+        { algorithm: 'gcra', limit, window: '1h' },
+        { algorithm: 'sliding-log', limit: limit + 10, window: '1h' },
+      ],
+    })
+    const key = `moving:${Date.now()}`
+    const slot = keySlot(`sluice:{${escapeKey(key)}}:x`)
+    const from = await slotOwner(cluster, slot)
+    const to = (from + 1) % cluster.nodes.length
+
+    let admitted = 0
+    let decided = 0
+    const consume = async (n: number) => {
+      const decisions = await Promise.all(Array.from({ length: n }, () => limiter.consume(key)))
+      decided += decisions.length
+      admitted += decisions.filter((d) => d.allowed).length
     }
-  }
-  await limiter.consume(key)
-  await limiter.consume(key)
-  cluster.servers[0].pause()
-  try {
-    const during = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
-    expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
-  } finally {
-    cluster.servers[0].resume()
-  }
-  // The node runs the ten queued consumes and admits them; each late charge is refunded.
-  await storeSettled(store)
-  await delay(150) // past the breaker's cool-off
-  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
+    await consume(10) // state exists on the source
+    await direct[from].config('RESETSTAT')
+    const moved = await moveSlot(cluster, slot, from, to, {
+      // Keys are on the target, the source still owns the slot: the source answers ASK.
+      afterKeysMigrated: () => consume(10),
+    })
+    expect(moved).toBeGreaterThanOrEqual(2)
+    await consume(30) // the client's slot map is stale: MOVED, then the new owner
+    expect(decided).toBe(50)
+    expect(admitted).toBe(limit)
+    expect(await slotOwner(cluster, slot)).toBe(to)
+    const onTarget = await direct[to].exists(
+      ...limiter.policies.map((p) => `sluice:{${key}}:${p.id}`),
+    )
+    expect(onTarget).toBe(2)
+    // The source really redirected: once with ASK (mid-migration), then with MOVED.
+    const errors = await direct[from].info('errorstats')
+    expect(errors).toMatch(/errorstat_ASK:count=[1-9]/)
+    expect(errors).toMatch(/errorstat_MOVED:count=[1-9]/)
+  })
+  test('a single-limit key resharded mid-traffic keeps its limit and its block', async () => {
+    const store = new RedisStore({ client, blockCache: false })
+    const limit = 30
+    const limiter = createLimiter({ store, algorithm: 'fixed-window', limit, window: '1d' })
+    const key = `moving1:${Date.now()}`
+    const slot = keySlot(`sluice:{${escapeKey(key)}}:x`)
+    const from = await slotOwner(cluster, slot)
+    const to = (from + 1) % cluster.nodes.length
+    let admitted = 0
+    const consume = async (n: number) => {
+      const decisions = await Promise.all(Array.from({ length: n }, () => limiter.consume(key)))
+      admitted += decisions.filter((d) => d.allowed).length
+    }
+    await consume(10)
+    await moveSlot(cluster, slot, from, to, { afterKeysMigrated: () => consume(10) })
+    await consume(20)
+    expect(admitted).toBe(limit)
+    await limiter.reset(key)
+    await limiter.block(key, 60_000)
+    expect((await limiter.consume(key)).allowed).toBe(false)
+  })
+  test('a node paused (SIGSTOP) mid-traffic: its keys are answered without it and not charged when it resumes', async () => {
+    const store = new RedisStore({ client })
+    const limiter = createLimiter({
+      store,
+      algorithm: 'token-bucket',
+      limit: 10,
+      window: '1h',
+      timeoutMs: 150,
+      onStoreError: 'deny',
+      breaker: { failures: 5, coolOffMs: 100 },
+      logger: { warn: () => undefined },
+    })
+    let key = ''
+    for (let i = 0; key === ''; i++) {
+      const candidate = `paused:${Date.now()}:${i}`
+      if ((await slotOwner(cluster, keySlot(`sluice:{${escapeKey(candidate)}}:x`))) === 0) {
+        key = candidate
+      }
+    }
+    await limiter.consume(key)
+    await limiter.consume(key)
+    cluster.servers[0].pause()
+    try {
+      const during = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
+      expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+    } finally {
+      cluster.servers[0].resume()
+    }
+    // The node runs the ten queued consumes and admits them; each late charge is refunded.
+    await storeSettled(store)
+    await delay(150) // past the breaker's cool-off
+    expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
+  })
 })

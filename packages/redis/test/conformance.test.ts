@@ -1,47 +1,62 @@
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
-import { describeStoreConformance, startRedis, startRedisCluster } from '@sluice/testkit'
-import { Cluster, Redis } from 'ioredis'
+import {
+  connectRedis,
+  connectRedisCluster,
+  describeStoreConformance,
+  REDIS_LIBRARIES,
+  redisUnderTest,
+  startRedisCluster,
+  type RedisLibrary,
+} from '@sluice/testkit'
 
 // The same cases as MemoryStore, with the limiter's clock deciding (time: 'client'). The
-// tolerance keeps keys alive while the fake clock stands still and real time passes.
+// tolerance keeps keys alive while the fake clock stands still and real time passes. Once per
+// client library; standalone on a launched redis-server, or on the server SLUICE_REDIS_URL
+// names (docs/redis.md, "Portable scripts, and other servers").
 
-/** The conformance suite on a private redis-server, with a store built from `options`. */
-function standalone(name: string, options: Omit<RedisStoreOptions, 'client'> = {}): void {
-  describeStoreConformance(`RedisStore (standalone${name})`, async () => {
-    const server = await startRedis()
-    const client = new Redis({ port: server.port, host: server.host, maxRetriesPerRequest: 1 })
+/** The conformance suite on a standalone server, with a store built from `options`. */
+function standalone(
+  library: RedisLibrary,
+  name: string,
+  options: Omit<RedisStoreOptions, 'client'> = {},
+): void {
+  describeStoreConformance(`RedisStore on ${library} (standalone${name})`, async () => {
+    const server = await redisUnderTest()
+    const { client, close } = await connectRedis(library, server.url)
     const store = new RedisStore({ client, time: 'client', clockToleranceMs: 60_000, ...options })
     return {
       store,
       close: async () => {
-        client.disconnect()
+        await close()
         await server.stop()
       },
     }
   })
 }
 
-// Consumes of one event-loop turn share one script call per policy (batchSize 32, the default).
-standalone('')
-// Every consume its own script call.
-standalone(', batchSize: 1', { batchSize: 1 })
-// The shared single-policy scripts (the policy in ARGV), which stores with more
-// configurations than policyScripts fall back to.
-standalone(', policyScripts: 0', { policyScripts: 0 })
+for (const library of REDIS_LIBRARIES) {
+  // Consumes of one event-loop turn share one script call per policy (batchSize 32, the default).
+  standalone(library, '')
+  // Every consume its own script call.
+  standalone(library, ', batchSize: 1', { batchSize: 1 })
+  // The shared single-policy scripts (the policy in ARGV), which stores with more
+  // configurations than policyScripts fall back to.
+  standalone(library, ', policyScripts: 0', { policyScripts: 0 })
 
-describeStoreConformance(
-  'RedisStore (3-node cluster)',
-  async () => {
-    const cluster = await startRedisCluster()
-    const client = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: 1 } })
-    const store = new RedisStore({ client, time: 'client', clockToleranceMs: 60_000 })
-    return {
-      store,
-      close: async () => {
-        client.disconnect()
-        await cluster.stop()
-      },
-    }
-  },
-  { traceRuns: 25 },
-)
+  describeStoreConformance(
+    `RedisStore on ${library} (3-node cluster)`,
+    async () => {
+      const cluster = await startRedisCluster()
+      const { client, close } = await connectRedisCluster(library, cluster.nodes)
+      const store = new RedisStore({ client, time: 'client', clockToleranceMs: 60_000 })
+      return {
+        store,
+        close: async () => {
+          await close()
+          await cluster.stop()
+        },
+      }
+    },
+    { traceRuns: 25 },
+  )
+}

@@ -1,16 +1,25 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { createLimiter, StoreError, storeHealth, type Decision } from '@sluice/core'
-import { RedisStore } from '@sluice/redis'
-import { startRedis, type RedisServer, storeSettled, latenciesWhileHung } from '@sluice/testkit'
-import { Redis } from 'ioredis'
+import { RedisStore, type RedisClientLike } from '@sluice/redis'
+import {
+  connectRedis,
+  latenciesWhileHung,
+  REDIS_LIBRARIES,
+  startRedis,
+  storeSettled,
+  type LibraryClient,
+  type RedisLibrary,
+  type RedisServer,
+} from '@sluice/testkit'
 
 // Redis hangs (SIGSTOP) with its connections open while requests flow, then resumes (SIGCONT)
 // and runs every command that queued meanwhile. What the limiter answered without it must not
-// be charged, the breaker must stop the waiting, and the calls out must stay bounded.
+// be charged, the breaker must stop the waiting, and the calls out must stay bounded: with
+// every client library.
 const TIMEOUT_MS = 100
 
 let server: RedisServer
-const clients: Redis[] = []
+const clients: LibraryClient[] = []
 
 beforeAll(async () => {
   server = await startRedis()
@@ -19,16 +28,9 @@ beforeAll(async () => {
 afterEach(() => server.resume())
 
 afterAll(async () => {
-  for (const client of clients) client.disconnect()
+  for (const { close } of clients) await close()
   await server?.stop()
 })
-
-function client(): Redis {
-  const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
-  redis.on('error', () => undefined)
-  clients.push(redis)
-  return redis
-}
 
 /** A token bucket of 10 an hour: no refill inside a test, so counts are exact whatever the clock. */
 function limiterOn(store: RedisStore, extra: Record<string, unknown> = {}) {
@@ -46,121 +48,129 @@ function limiterOn(store: RedisStore, extra: Record<string, unknown> = {}) {
   return { limiter, lines }
 }
 
-test('requests denied during a hang are not charged when Redis resumes (token bucket, exact count)', async () => {
-  const store = new RedisStore({ client: client(), blockCache: false })
-  const { limiter } = limiterOn(store)
-  const key = `hang:${Date.now()}`
-  await limiter.consume(key)
-  await limiter.consume(key)
+async function client(library: RedisLibrary): Promise<RedisClientLike> {
+  const connected = await connectRedis(library, server.url)
+  clients.push(connected)
+  return connected.client
+}
 
-  server.pause()
-  const during = await Promise.all(Array.from({ length: 30 }, () => limiter.consume(key)))
-  expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
-  server.resume()
-  // Redis now runs the 30 queued consumes and admits 8 of them; each is refunded.
-  await storeSettled(store)
-  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
-})
+describe.each(REDIS_LIBRARIES)('%s', (library) => {
+  test('requests denied during a hang are not charged when Redis resumes (token bucket, exact count)', async () => {
+    const store = new RedisStore({ client: await client(library), blockCache: false })
+    const { limiter } = limiterOn(store)
+    const key = `hang:${Date.now()}`
+    await limiter.consume(key)
+    await limiter.consume(key)
 
-test("with 'allow', requests passed during a hang do not count afterwards either", async () => {
-  const store = new RedisStore({ client: client(), blockCache: false })
-  const { limiter } = limiterOn(store, { onStoreError: 'allow' })
-  const key = `hang-allow:${Date.now()}`
-  await limiter.consume(key)
-
-  server.pause()
-  const during = await Promise.all(Array.from({ length: 12 }, () => limiter.consume(key)))
-  expect(during.every((d) => d.degraded && d.allowed)).toBe(true)
-  server.resume()
-  await storeSettled(store)
-  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 9 })
-})
-
-test('the breaker opens after `failures` timeouts, answers at once while open, and a probe closes it', async () => {
-  const store = new RedisStore({ client: client(), blockCache: false })
-  const { limiter, lines } = limiterOn(store, { breaker: { failures: 3, coolOffMs: 200 } })
-  const key = `breaker:${Date.now()}`
-  await limiter.consume(key)
-
-  server.pause()
-  const waits: number[] = []
-  const answers: Decision[] = []
-  for (let i = 0; i < 8; i++) {
-    const started = performance.now()
-    answers.push(await limiter.consume(key))
-    waits.push(performance.now() - started)
-  }
-  expect(answers.every((d) => d.degraded && !d.allowed)).toBe(true)
-  // Three calls were sent and timed out; the five after them were answered without sending.
-  expect(waits.slice(0, 3).every((ms) => ms >= TIMEOUT_MS - 5)).toBe(true)
-  expect(waits.slice(3).every((ms) => ms < TIMEOUT_MS / 2)).toBe(true)
-  expect(storeHealth(store)).toMatchObject({ state: 'open', inFlight: 3, failing: true })
-  expect(storeHealth(store)?.answeredWithout).toBe(8)
-
-  server.resume()
-  await storeSettled(store)
-  // Still open until the cool-off ends: no call goes, the request is answered without Redis.
-  await delay(250)
-  const probe = await limiter.consume(key)
-  expect(probe).toMatchObject({ degraded: false, allowed: true, remaining: 8 })
-  expect(storeHealth(store)).toMatchObject({ state: 'closed', failuresInRow: 0, failing: false })
-  expect(lines).toHaveLength(3)
-  expect(lines[0]).toMatch(
-    /^\[sluice\] RedisStore is failing \(.*timeoutMs.*\); answering with onStoreError 'deny' until it recovers$/,
-  )
-  expect(lines[1]).toBe(
-    '[sluice] RedisStore: circuit breaker open after 3 failures in a row; probing again every 200 ms',
-  )
-  expect(lines[2]).toMatch(
-    /^\[sluice\] RedisStore recovered after [\d.]+ s; 8 requests were answered without it$/,
-  )
-})
-
-test('a failed probe opens the breaker again; only one probe goes at a time', async () => {
-  const store = new RedisStore({ client: client(), blockCache: false })
-  const { limiter } = limiterOn(store, { breaker: { failures: 1, coolOffMs: 50 } })
-  const key = `probe:${Date.now()}`
-  server.pause()
-  await limiter.consume(key) // opens
-  await delay(60)
-  // Half-open: of three requests at once, one is the probe and two are answered at once.
-  const started = performance.now()
-  const times = await Promise.all(
-    [0, 1, 2].map(() => limiter.consume(key).then(() => performance.now() - started)),
-  )
-  expect(times.filter((ms) => ms >= TIMEOUT_MS - 5)).toHaveLength(1)
-  expect(storeHealth(store)).toMatchObject({ state: 'open', inFlight: 2 })
-  server.resume()
-  await storeSettled(store)
-  await delay(60)
-  expect(await limiter.consume(key)).toMatchObject({ degraded: false, remaining: 9 })
-})
-
-test('calls out to a hung store are bounded by maxInFlight; the rest fail at once with ERR_SLUICE_STORE_BUSY', async () => {
-  const store = new RedisStore({ client: client(), blockCache: false })
-  const { limiter } = limiterOn(store, {
-    onStoreError: 'throw',
-    breaker: false,
-    maxInFlight: 10,
+    server.pause()
+    const during = await Promise.all(Array.from({ length: 30 }, () => limiter.consume(key)))
+    expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+    server.resume()
+    // Redis now runs the 30 queued consumes and admits 8 of them; each is refunded.
+    await storeSettled(store)
+    expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
   })
-  const key = `bound:${Date.now()}`
-  server.pause()
-  const errors = await Promise.all(
-    Array.from({ length: 50 }, () =>
-      limiter.consume(key).then(
-        () => undefined,
-        (error: unknown) => error as StoreError,
+
+  test("with 'allow', requests passed during a hang do not count afterwards either", async () => {
+    const store = new RedisStore({ client: await client(library), blockCache: false })
+    const { limiter } = limiterOn(store, { onStoreError: 'allow' })
+    const key = `hang-allow:${Date.now()}`
+    await limiter.consume(key)
+
+    server.pause()
+    const during = await Promise.all(Array.from({ length: 12 }, () => limiter.consume(key)))
+    expect(during.every((d) => d.degraded && d.allowed)).toBe(true)
+    server.resume()
+    await storeSettled(store)
+    expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 9 })
+  })
+
+  test('the breaker opens after `failures` timeouts, answers at once while open, and a probe closes it', async () => {
+    const store = new RedisStore({ client: await client(library), blockCache: false })
+    const { limiter, lines } = limiterOn(store, { breaker: { failures: 3, coolOffMs: 200 } })
+    const key = `breaker:${Date.now()}`
+    await limiter.consume(key)
+
+    server.pause()
+    const waits: number[] = []
+    const answers: Decision[] = []
+    for (let i = 0; i < 8; i++) {
+      const started = performance.now()
+      answers.push(await limiter.consume(key))
+      waits.push(performance.now() - started)
+    }
+    expect(answers.every((d) => d.degraded && !d.allowed)).toBe(true)
+    // Three calls were sent and timed out; the five after them were answered without sending.
+    expect(waits.slice(0, 3).every((ms) => ms >= TIMEOUT_MS - 5)).toBe(true)
+    expect(waits.slice(3).every((ms) => ms < TIMEOUT_MS / 2)).toBe(true)
+    expect(storeHealth(store)).toMatchObject({ state: 'open', inFlight: 3, failing: true })
+    expect(storeHealth(store)?.answeredWithout).toBe(8)
+
+    server.resume()
+    await storeSettled(store)
+    // Still open until the cool-off ends: no call goes, the request is answered without Redis.
+    await delay(250)
+    const probe = await limiter.consume(key)
+    expect(probe).toMatchObject({ degraded: false, allowed: true, remaining: 8 })
+    expect(storeHealth(store)).toMatchObject({ state: 'closed', failuresInRow: 0, failing: false })
+    expect(lines).toHaveLength(3)
+    expect(lines[0]).toMatch(
+      /^\[sluice\] RedisStore is failing \(.*timeoutMs.*\); answering with onStoreError 'deny' until it recovers$/,
+    )
+    expect(lines[1]).toBe(
+      '[sluice] RedisStore: circuit breaker open after 3 failures in a row; probing again every 200 ms',
+    )
+    expect(lines[2]).toMatch(
+      /^\[sluice\] RedisStore recovered after [\d.]+ s; 8 requests were answered without it$/,
+    )
+  })
+
+  test('a failed probe opens the breaker again; only one probe goes at a time', async () => {
+    const store = new RedisStore({ client: await client(library), blockCache: false })
+    const { limiter } = limiterOn(store, { breaker: { failures: 1, coolOffMs: 50 } })
+    const key = `probe:${Date.now()}`
+    server.pause()
+    await limiter.consume(key) // opens
+    await delay(60)
+    // Half-open: of three requests at once, one is the probe and two are answered at once.
+    const started = performance.now()
+    const times = await Promise.all(
+      [0, 1, 2].map(() => limiter.consume(key).then(() => performance.now() - started)),
+    )
+    expect(times.filter((ms) => ms >= TIMEOUT_MS - 5)).toHaveLength(1)
+    expect(storeHealth(store)).toMatchObject({ state: 'open', inFlight: 2 })
+    server.resume()
+    await storeSettled(store)
+    await delay(60)
+    expect(await limiter.consume(key)).toMatchObject({ degraded: false, remaining: 9 })
+  })
+
+  test('calls out to a hung store are bounded by maxInFlight; the rest fail at once with ERR_SLUICE_STORE_BUSY', async () => {
+    const store = new RedisStore({ client: await client(library), blockCache: false })
+    const { limiter } = limiterOn(store, {
+      onStoreError: 'throw',
+      breaker: false,
+      maxInFlight: 10,
+    })
+    const key = `bound:${Date.now()}`
+    server.pause()
+    const errors = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        limiter.consume(key).then(
+          () => undefined,
+          (error: unknown) => error as StoreError,
+        ),
       ),
-    ),
-  )
-  const codes = errors.map((e) => e?.code)
-  expect(codes.filter((c) => c === 'ERR_SLUICE_STORE_BUSY')).toHaveLength(40)
-  expect(codes.filter((c) => c === 'ERR_SLUICE_STORE_TIMEOUT')).toHaveLength(10)
-  expect(storeHealth(store)?.inFlight).toBe(10)
-  server.resume()
-  await storeSettled(store)
-  // The ten that went were admitted late and refunded; the forty were never sent.
-  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 10 })
+    )
+    const codes = errors.map((e) => e?.code)
+    expect(codes.filter((c) => c === 'ERR_SLUICE_STORE_BUSY')).toHaveLength(40)
+    expect(codes.filter((c) => c === 'ERR_SLUICE_STORE_TIMEOUT')).toHaveLength(10)
+    expect(storeHealth(store)?.inFlight).toBe(10)
+    server.resume()
+    await storeSettled(store)
+    // The ten that went were admitted late and refunded; the forty were never sent.
+    expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 10 })
+  })
 })
 
 test('under load, every call to a hung Redis is answered within timeoutMs + 50 ms', async () => {

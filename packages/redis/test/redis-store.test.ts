@@ -143,19 +143,24 @@ describe('per-policy scripts', () => {
     expect((await large.consume(key)).allowed).toBe(false)
     // The shared single-policy script was never needed.
     expect(await admin.script('EXISTS', SCRIPTS['gcra:1'].sha)).toEqual([0])
-    // A plain consume is EVALSHA <sha> 1 <key>: nothing else on the wire (once the script is
-    // loaded: the consumes above went in batches, through the batch script).
+    // A plain consume is EVALSHA <sha> 2 <key> <its block>: nothing else on the wire (once the
+    // script is loaded: the consumes above went in batches, through the batch script).
     await small.consume(freshKey())
     const seen: string[][] = []
     const monitor = await connect().monitor()
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'evalsha') seen.push(args)
     })
-    await small.consume(freshKey())
+    const fresh = freshKey()
+    await small.consume(fresh)
     await new Promise((resolve) => setTimeout(resolve, 100))
     monitor.disconnect()
     expect(seen).toHaveLength(1)
-    expect(seen[0].slice(2)).toEqual(['1', expect.stringMatching(/^sluice:\{t/)])
+    expect(seen[0].slice(2)).toEqual([
+      '2',
+      `sluice:{${fresh}}:${small.policies[0].id}`,
+      `sluice:{${fresh}}:b`,
+    ])
   })
 
   test('after SCRIPT FLUSH, 200 decisions in flight are each counted once', async () => {
@@ -237,14 +242,12 @@ describe('batches', () => {
       ...Array(4).fill(false),
     ])
     expect(decisions.map((d) => d.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0, 0, 0])
-    // Three calls, with 4, 4 and 2 keys; server time and cost 1: ARGV is the empty id and now.
-    expect(calls.map((args) => Number(args[2]))).toEqual([4, 4, 2])
-    expect(calls[2].slice(3)).toEqual([
-      expect.stringMatching(/^sluice:\{t/),
-      expect.any(String),
-      '',
-      '',
-    ])
+    // Three calls, with 4, 4 and 2 decisions: their state keys, their blocks, <prefix>:blocks;
+    // server time and cost 1: ARGV is the empty id and now.
+    expect(calls.map((args) => Number(args[2]))).toEqual([9, 9, 5])
+    const state = `sluice:{${key}}:${limiter.policies[0].id}`
+    const block = `sluice:{${key}}:b`
+    expect(calls[2].slice(3)).toEqual([state, state, block, block, 'sluice:blocks', '', ''])
   })
 
   test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {
@@ -256,7 +259,8 @@ describe('batches', () => {
       await Promise.all([1, 2, 3].map(() => off.consume({ key, policies, cost: 1, now: 0 })))
       await on.consume({ key, policies, cost: 1, now: 0 })
     })
-    expect(calls.map((args) => Number(args[2]))).toEqual([1, 1, 1, 1])
+    // Each its state key and its block.
+    expect(calls.map((args) => Number(args[2]))).toEqual([2, 2, 2, 2])
     expect(() => new RedisStore({ client: admin, batchSize: 0 })).toThrow(/`batchSize`.*got 0/)
     expect(() => new RedisStore({ client: admin, batchSize: 2.5 })).toThrow(/`batchSize`.*2\.5/)
   })

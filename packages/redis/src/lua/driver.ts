@@ -3,8 +3,10 @@
  * one key are decided in one call, and only when every one admits the request is it applied
  * to any of them (all-or-nothing; a rejected request writes nothing).
  *
- * KEYS[i]   state of policy i: `<prefix>:{<escaped key>}:<policy id>`, or with per-policy
- *           state keys `<prefix>:{<escaped key>}:<escaped keys[i]>:<policy id>` (one hash slot)
+ * KEYS[i]   state of policy i (1 <= i <= n): `<prefix>:{<escaped key>}:<policy id>`, or with
+ *           per-policy state keys `<prefix>:{<escaped key>}:<escaped keys[i]>:<policy id>`
+ * KEYS[n+1] the key's block, `<prefix>:{<escaped key>}:b` (see block.ts); not on a Cluster
+ *           (below). Every key has the one hash tag, so one slot.
  * ARGV[1]   'c' consume | 'p' peek | 'r' refund | 'x' penalize
  * ARGV[2]   now in ms, or '' to read Redis TIME (time: 'server')
  * ARGV[3]   cost: a positive integer (peek: 0 or more)
@@ -13,11 +15,13 @@
  *           newest usage)
  * ARGV[5]   ms added to every TTL (time: 'client' clock tolerance; 0 with server time)
  * ARGV[6]   maxDelayMs: reservations on the meters ('0': none)
- * ARGV[7..] five per policy: algorithm code (fw sw sl tb lb gc), limit, windowMs, burst, precision
+ * ARGV[7..] five per policy: algorithm code (fw sw sl tb lb gc), limit, windowMs, burst, precision;
+ *           n, the number of policies, is read from their count
  *
- * Consume and peek first GET the key's block, `<prefix>:{<escaped key>}:b` (see block.ts), named
- * from KEYS[1]'s hash tag rather than passed in KEYS: a key that does not exist among the
- * declared keys of a multi-key call makes Redis Cluster answer TRYAGAIN while the slot
+ * Consume and peek first GET the key's block. Every key a script touches is declared in KEYS,
+ * as servers that check it require (Dragonfly refuses an undeclared key), except one: on a
+ * Cluster the block is named from KEYS[1]'s hash tag instead. A key that does not exist among
+ * the declared keys of a multi-key call makes Redis Cluster answer TRYAGAIN while the slot
  * migrates, so a declared block key (almost never present) would stall every decision of a
  * resharded key until the move ends. Same slot by construction; redis.pcall, so a GET that the
  * cluster refuses mid-migration (the block already moved, the state not yet) reads as no block.
@@ -42,9 +46,9 @@ local cost = tonumber(ARGV[3])
 SLACK = tonumber(ARGV[5])
 MAXD = tonumber(ARGV[6])
 
-local n = #KEYS
+local n = floor((#ARGV - 6) / 5)
 if op == 'c' or op == 'p' then
-  local blocked = redis.pcall('GET', sub(KEYS[1], 1, find(KEYS[1], '}:', 1, true) + 1) .. 'b')
+  local blocked = redis.pcall('GET', KEYS[n + 1] or sub(KEYS[1], 1, find(KEYS[1], '}:', 1, true) + 1) .. 'b')
   if type(blocked) == 'string' then
     local wait = tonumber(blocked) - now
     if wait > 0 then

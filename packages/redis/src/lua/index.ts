@@ -22,10 +22,8 @@ import { SLIDING_LOG } from './sliding-log'
 import { SLIDING_WINDOW } from './sliding-window'
 import { TOKEN_BUCKET } from './token-bucket'
 
-/** One Lua script as RedisStore registers it (`defineCommand`) and runs it (EVALSHA). */
+/** One Lua script as RedisStore runs it (EVALSHA, and EVAL to load it). */
 export interface LuaScript {
-  /** The ioredis command name it is defined under; carries the SHA so versions never clash. */
-  readonly command: string
   readonly lua: string
   /** SHA1 of `lua`: what SCRIPT LOAD returns and EVALSHA runs. */
   readonly sha: string
@@ -70,17 +68,16 @@ export function flatLua(
   }
 }
 
-export function script(name: string, lua: string): LuaScript {
-  const sha = createHash('sha1').update(lua).digest('hex')
-  return { command: `sluice_${name}_${sha.slice(0, 8)}`, lua, sha }
+export function script(lua: string): LuaScript {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') }
 }
 
-function build(name: string, algorithms: readonly AlgorithmName[]): LuaScript {
+function build(algorithms: readonly AlgorithmName[]): LuaScript {
   const parts = [PRELUDE]
   if (algorithms.some((a) => NEEDS_METER.has(a))) parts.push(METER)
   for (const algorithm of algorithms) parts.push(BODIES[algorithm])
   parts.push(DRIVER)
-  return script(name, parts.join(''))
+  return script(parts.join(''))
 }
 
 /** Algorithms with a flat script for a single policy (see flat.ts). */
@@ -100,22 +97,21 @@ const ALL = Object.keys(BODIES) as AlgorithmName[]
  * or lifts a key's block (block.ts).
  */
 export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
-  'fixed-window': build('fw', ['fixed-window']),
-  'sliding-window': build('sw', ['sliding-window']),
-  'sliding-log': build('sl', ['sliding-log']),
-  'token-bucket': build('tb', ['token-bucket']),
-  'leaky-bucket': build('lb', ['leaky-bucket']),
-  gcra: build('gc', ['gcra']),
-  mixed: build('mixed', ALL),
-  'gcra:1': script('gc1', flatLua('gcra')),
-  'fixed-window:1': script('fw1', flatLua('fixed-window')),
+  'fixed-window': build(['fixed-window']),
+  'sliding-window': build(['sliding-window']),
+  'sliding-log': build(['sliding-log']),
+  'token-bucket': build(['token-bucket']),
+  'leaky-bucket': build(['leaky-bucket']),
+  gcra: build(['gcra']),
+  mixed: build(ALL),
+  'gcra:1': script(flatLua('gcra')),
+  'fixed-window:1': script(flatLua('fixed-window')),
   'fixed-window/first-request:1': script(
-    'fk1',
     flatLua('fixed-window', undefined, false, 'first-request'),
   ),
-  'token-bucket:1': script('tb1', flatLua('token-bucket')),
-  'leaky-bucket:1': script('lb1', flatLua('leaky-bucket')),
-  'sliding-window:1': script('sw1', flatLua('sliding-window')),
-  'sliding-log:1': script('sl1', flatLua('sliding-log')),
-  block: script('block', BLOCK),
+  'token-bucket:1': script(flatLua('token-bucket')),
+  'leaky-bucket:1': script(flatLua('leaky-bucket')),
+  'sliding-window:1': script(flatLua('sliding-window')),
+  'sliding-log:1': script(flatLua('sliding-log')),
+  block: script(BLOCK),
 }

@@ -6,9 +6,11 @@
  * Numbers never reach Redis through Lua's own number-to-string conversion (`%.14g`, which
  * turns 2^50 into `1.1258999068426e+15`): `int(n)` formats them with `%d`.
  */
+import { UNPACK } from './flat/frame'
+
 export const PRELUDE = `
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
-local tonumber, tostring, unpack = tonumber, tostring, unpack
+local tonumber, tostring, unpack = tonumber, tostring, ${UNPACK}
 local format, sub, find = string.format, string.sub, string.find
 local call = redis.call
 local SLACK = 0

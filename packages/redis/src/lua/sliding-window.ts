@@ -161,10 +161,10 @@ function sliding_window.save(key, s, now, p)
   local set, gone = { 'n', int(s[0]) }, {}
   for i = 0, p.precision do
     if s[1 + i] > 0 then
-      set[#set + 1] = tostring(i)
+      set[#set + 1] = int(i)
       set[#set + 1] = int(s[1 + i])
     else
-      gone[#gone + 1] = tostring(i)
+      gone[#gone + 1] = int(i)
     end
   end
   if #gone > 0 then call_many('HDEL', key, gone) end

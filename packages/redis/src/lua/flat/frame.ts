@@ -37,9 +37,23 @@ export interface BakedPolicy {
 }
 
 /**
- * The inputs as locals. Shared script (no `baked`): the driver's ARGV (see driver.ts), the
- * algorithm code checked. Per-policy script: the policy as constants and a short ARGV, every
- * entry optional so the store sends only up to the last one that is not the default:
+ * A Cluster's block key, not declared (see driver.ts): named from the state key's hash tag, so
+ * in its slot.
+ */
+export const BLOCK_KEY = `string.sub(KEYS[1], 1, string.find(KEYS[1], '}:', 1, true) + 1) .. 'b'`
+
+/**
+ * Lua 5.1 (Redis, Valkey) has `unpack`, 5.2 and later (Dragonfly's 5.4) `table.unpack`. In that
+ * order: Redis 7 refuses to read a global that does not exist, a missing table field is nil.
+ */
+export const UNPACK = 'table.unpack or unpack'
+
+/**
+ * The inputs as locals. Shared script (no `baked`): the driver's KEYS and ARGV (see driver.ts)
+ * for one policy, the algorithm code checked. Per-policy script: the policy as constants and a
+ * short ARGV, every entry optional so the store sends only up to the last one that is not the
+ * default. Both take the key's state in KEYS[1] and its block in KEYS[2] (see driver.ts for why
+ * a Cluster leaves the block out):
  *
  * ARGV[1]  extra: sliding-log request id (consume), ms ago (refund); default ''
  * ARGV[2]  op: 'c' | 'p' | 'r'; default 'c'
@@ -47,9 +61,12 @@ export interface BakedPolicy {
  * ARGV[4]  cost; default 1
  * ARGV[5]  maxDelayMs; default 0
  *
- * Batch script (per policy, `batch`): consumes only, one key per decision in KEYS, decided one
- * after another in that order (see `tail`), each as the per-policy script would alone:
+ * Batch script (per policy, `batch`; standalone Redis only): consumes only, m decisions decided
+ * one after another in the order given (see `tail`), each as the per-policy script would alone:
  *
+ * KEYS[i]          the state key of decision i (1 <= i <= m)
+ * KEYS[m + i]      its block key
+ * KEYS[2m + 1]     `<prefix>:blocks` (see ANY_BLOCK)
  * ARGV[1]      sliding-log: the batch's request id (decision i uses `<id>/<i>`); else ''
  * ARGV[2]      now in ms, for every decision of the batch; '' for Redis TIME
  * ARGV[2 + i]  cost of decision i; all absent when every cost is 1
@@ -59,7 +76,7 @@ export function inputs(code: string, baked: BakedPolicy | undefined, batch: bool
     if (batch) throw new Error('a batch script needs a baked policy')
     return `
 if ARGV[7] ~= '${code}' then return redis.error_reply('ERR sluice: algorithm ' .. tostring(ARGV[7]) .. ' is not in this script') end
-local key, op, extra = KEYS[1], ARGV[1], ARGV[4]
+local key, bkey, op, extra = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1], ARGV[4]
 local now = tonumber(ARGV[2])
 local cost, slack, maxd = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
@@ -78,7 +95,7 @@ local now = tonumber(ARGV[2])
 `
   }
   return `
-local key, extra, op = KEYS[1], ARGV[1] or '', ARGV[2] or 'c'
+local key, bkey, extra, op = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1] or '', ARGV[2] or 'c'
 local now = tonumber(ARGV[3])
 local cost, slack, maxd = tonumber(ARGV[4]) or 1, ${n(baked.slackMs)}, tonumber(ARGV[5]) or 0
 ${policy}
@@ -89,13 +106,14 @@ ${policy}
 export function clock(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
+local unpack = ${UNPACK}
 local call = redis.call
 ${inputs(code, baked, batch)}local server = not now
 if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-${batch ? `${ANY_BLOCK}${holdsRepeated(code) ? HOLD_REPEATED : ''}local function one(key, extra, cost)\n` : ''}`
+${batch ? `${ANY_BLOCK}${holdsRepeated(code) ? HOLD_REPEATED : ''}local function one(key, bkey, extra, cost)\n` : ''}`
 }
 
 /** Whether a batch script of this algorithm holds repeated keys (see HOLD_REPEATED). */
@@ -107,7 +125,8 @@ export const holdsRepeated = (code: string): boolean => code !== 'sl'
  * through it. While it is absent, the decisions skip the GET of their key's block: most of the
  * time no key is blocked, and that GET was about a sixth of a decision's time in Redis.
  */
-export const ANY_BLOCK = `local blocks = call('EXISTS', string.sub(KEYS[1], 1, string.find(KEYS[1], ':{', 1, true)) .. 'blocks') == 1
+export const ANY_BLOCK = `local m = floor(#KEYS / 2)
+local blocks = call('EXISTS', KEYS[#KEYS]) == 1
 `
 
 /**
@@ -124,7 +143,7 @@ export const ANY_BLOCK = `local blocks = call('EXISTS', string.sub(KEYS[1], 1, s
 export const HOLD_REPEATED = `local rcall, repeated, held, dirty = call, {}, {}, {}
 do
   local seen = {}
-  for i = 1, #KEYS do
+  for i = 1, m do
     if seen[KEYS[i]] then repeated[KEYS[i]] = true else seen[KEYS[i]] = true end
   end
 end
@@ -232,12 +251,12 @@ end
 export function tail(code: string, batch: boolean): string {
   if (!batch) return ''
   return `end
-local id, out, n, done = ARGV[1], {}, #KEYS, 0
+local id, out, n, done = ARGV[1], {}, m, 0
 local function run(from)
   for i = from, n do
     local extra = id
     if id ~= '' then extra = id .. '/' .. i end
-    out[i] = one(KEYS[i], extra, tonumber(ARGV[i + 2]) or 1)
+    out[i] = one(KEYS[i], KEYS[m + i], extra, tonumber(ARGV[i + 2]) or 1)
     done = i
   end
 end
@@ -251,13 +270,10 @@ ${holdsRepeated(code) ? 'flush()\n' : ''}return out
 `
 }
 
-/** The key's block name (see driver.ts): from the state key's hash tag. */
-export const BLOCK_KEY = `string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'b'`
-
 /** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
 export function prologue(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
   return `${clock(code, baked, batch)}if op ~= 'r'${batch ? ' and blocks' : ''} then
-  local blocked = redis.pcall('GET', ${BLOCK_KEY})
+  local blocked = redis.pcall('GET', bkey)
   if type(blocked) == 'string' then
     local wait = tonumber(blocked) - now
     if wait > 0 then return -wait end
