@@ -130,7 +130,14 @@ describe('a hot key under its limit', () => {
       if (i % 100 === 0) time += 10
       if ((await limiter.consume('k')).allowed) admitted++
     }
+    expect(tier.stats()).toEqual({
+      heldUnits: 55,
+      storeConsumes: 17,
+      storeRefunds: 0,
+      leasedDecisions: 2000 - 17,
+    })
     await tier.close()
+    expect(tier.stats().heldUnits).toBe(0)
     expect(admitted).toBe(2000)
     // Leases of 1, 2, 4, ..., 128 (255 units), then 9 of 200: the last one's 55 unspent refunded.
     expect(store.consumes).toBe(17)

@@ -25,6 +25,19 @@ export interface LocalTier extends Store {
    * left open (the tier did not open it).
    */
   close(): Promise<void>
+  /** What the tier holds and has done so far, for metrics and tests. */
+  stats(): LocalTierStats
+}
+
+export interface LocalTierStats {
+  /** Leased units not yet spent, over every key. */
+  readonly heldUnits: number
+  /** Consumes sent to the shared store: leases, and requests passed on as they are. */
+  readonly storeConsumes: number
+  /** Refunds sent to the shared store: unspent leases, and refunds passed on. */
+  readonly storeRefunds: number
+  /** Consumes answered from a lease, with no store call. */
+  readonly leasedDecisions: number
 }
 
 function noop(): void {}
@@ -71,6 +84,9 @@ class LeasingStore implements LocalTier {
   private latestNow = 0
   private latestAt = 0
   private closed = false
+  private storeConsumes = 0
+  private storeRefunds = 0
+  private leasedDecisions = 0
 
   constructor(
     readonly store: Store,
@@ -89,9 +105,9 @@ class LeasingStore implements LocalTier {
 
   consume(request: StoreRequest): Promise<StoreResult> {
     this.observe(request.now)
-    if (this.closed || !leasable(request)) return this.store.consume(request)
+    if (this.closed || !leasable(request)) return this.sharedConsume(request)
     const entry = this.entryFor(request)
-    if (request.cost > entry.maxLease) return this.store.consume(request)
+    if (request.cost > entry.maxLease) return this.sharedConsume(request)
     return this.take(entry, request)
   }
 
@@ -112,7 +128,7 @@ class LeasingStore implements LocalTier {
       entry.held += request.cost
       return Promise.resolve()
     }
-    return this.store.refund(request)
+    return this.sharedRefund(request)
   }
 
   penalize(request: StoreRequest): Promise<void> {
@@ -147,12 +163,30 @@ class LeasingStore implements LocalTier {
     await Promise.allSettled([...this.refunds])
   }
 
+  stats(): LocalTierStats {
+    let heldUnits = 0
+    for (const list of this.entries.values()) for (const entry of list) heldUnits += entry.held
+    const { storeConsumes, storeRefunds, leasedDecisions } = this
+    return { heldUnits, storeConsumes, storeRefunds, leasedDecisions }
+  }
+
+  private sharedConsume(request: StoreRequest): Promise<StoreResult> {
+    this.storeConsumes++
+    return this.store.consume(request)
+  }
+
+  private sharedRefund(request: StoreRefund): Promise<void> {
+    this.storeRefunds++
+    return this.store.refund(request)
+  }
+
   /** Spends from the lease, or waits for the one being asked, or asks for a new one. */
   private take(entry: LeaseEntry, request: StoreRequest): Promise<StoreResult> {
     if (entry.pending !== undefined) return entry.pending.then(() => this.take(entry, request))
     const { cost, now } = request
     if (entry.covers(cost, now)) {
       entry.held -= cost
+      this.leasedDecisions++
       return Promise.resolve({ outcomes: leasedOutcomes(entry, request.policies, now) })
     }
     this.endLease(entry, now)
@@ -180,14 +214,14 @@ class LeasingStore implements LocalTier {
     const size = Math.max(request.cost, Math.min(entry.nextSize, entry.maxLease))
     const sent = request.now
     if (size > request.cost) {
-      const result = await this.store.consume({ ...request, cost: size })
+      const result = await this.sharedConsume({ ...request, cost: size })
       if (allAllowed(result.outcomes)) {
         entry.start(size, request.cost, sent, result.outcomes)
         return { outcomes: leasedOutcomes(entry, request.policies, sent) }
       }
       entry.nextSize = 1
     }
-    const result = await this.store.consume(request)
+    const result = await this.sharedConsume(request)
     if (allAllowed(result.outcomes)) entry.start(request.cost, request.cost, sent, result.outcomes)
     else entry.nextSize = 1
     return result
@@ -198,15 +232,14 @@ class LeasingStore implements LocalTier {
     const at = entry.takenAt
     const unspent = entry.end(now)
     if (unspent === 0) return
-    const refund = this.store
-      .refund({
-        key: entry.key,
-        keys: entry.keys,
-        policies: entry.policies,
-        cost: unspent,
-        now,
-        at,
-      })
+    const refund = this.sharedRefund({
+      key: entry.key,
+      keys: entry.keys,
+      policies: entry.policies,
+      cost: unspent,
+      now,
+      at,
+    })
       // A refund that fails leaves the units charged: fewer admitted, never more.
       .catch(noop)
       .finally(() => this.refunds.delete(refund))
