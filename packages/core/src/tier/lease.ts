@@ -13,8 +13,10 @@ export class LeaseEntry {
   held = 0
   /** Units the current lease took. */
   size = 0
-  /** The `now` the lease was asked at: the `at` of its refund, the start of its lifetime. */
+  /** The `now` the lease was asked at: the start of its lifetime. */
   takenAt = 0
+  /** The `at` its unspent units are refunded with: when the store counted them (see start). */
+  refundAt = 0
   /** When the lease's units may no longer be spent (the requests' clock); 0: no lease. */
   expiresAt = 0
   /** The store's outcomes of the lease's consume: what local decisions are computed from. */
@@ -44,13 +46,27 @@ export class LeaseEntry {
     this.leaseMs = leaseMs
   }
 
-  /** Starts a lease of `size` units, asked at `sent`, that the store granted with `outcomes`. */
-  start(size: number, spent: number, sent: number, outcomes: readonly PolicyOutcome[]): void {
+  /**
+   * Starts a lease of `size` units, asked at `sent` and granted with `outcomes` by `answered`.
+   * A store on the requests' clock counted it at `sent`; one on a clock of its own (Redis
+   * `TIME`) somewhere between `sent` and `answered`, and its refund must land in that same
+   * window or bucket: `answered`, or just before the window's end if the answer came later.
+   */
+  start(
+    size: number,
+    spent: number,
+    sent: number,
+    answered: number,
+    ownClock: boolean,
+    outcomes: readonly PolicyOutcome[],
+  ): void {
+    const windowLeft = untilWindowEnd(this.policies, outcomes)
     this.size = size
     this.held = size - spent
     this.takenAt = sent
+    this.refundAt = ownClock ? Math.max(sent, Math.min(answered, sent + windowLeft - 1)) : sent
     this.outcomes = outcomes
-    this.expiresAt = sent + lifetime(this.policies, outcomes, this.leaseMs)
+    this.expiresAt = sent + Math.max(0, Math.min(this.leaseMs, windowLeft))
   }
 
   /**
@@ -75,18 +91,14 @@ export class LeaseEntry {
 }
 
 /**
- * How long a lease may be spent, from the store's outcomes: leaseMs, and never past the
- * fixed-window window or the sliding-window bucket it was counted in (so that no unit is spent
- * in a window it was not counted in). Both are read from the outcome's resetMs, relative to
- * when the store decided, which is after the lease was asked: the end is never late, whatever
- * the store's clock.
+ * ms from when the store decided until the end of the fixed-window window or sliding-window
+ * bucket the lease was counted in (Infinity for the other algorithms): no unit may be spent in
+ * a window it was not counted in. Read from the outcomes' resetMs, relative to when the store
+ * decided, which is after the lease was asked: added to the asking time, the end is never
+ * late, whatever the store's clock.
  */
-function lifetime(
-  policies: readonly Policy[],
-  outcomes: readonly PolicyOutcome[],
-  leaseMs: number,
-): number {
-  let ms = leaseMs
+function untilWindowEnd(policies: readonly Policy[], outcomes: readonly PolicyOutcome[]): number {
+  let ms = Infinity
   for (let i = 0; i < policies.length; i++) {
     const policy = policies[i]
     const resetMs = outcomes[i].resetMs
@@ -98,7 +110,7 @@ function lifetime(
       ms = Math.min(ms, Math.floor(resetMs - laterBuckets))
     }
   }
-  return Math.max(0, ms)
+  return ms
 }
 
 /**

@@ -216,20 +216,36 @@ class LeasingStore implements LocalTier {
     if (size > request.cost) {
       const result = await this.sharedConsume({ ...request, cost: size })
       if (allAllowed(result.outcomes)) {
-        entry.start(size, request.cost, sent, result.outcomes)
+        entry.start(
+          size,
+          request.cost,
+          sent,
+          this.estimatedNow(),
+          this.ownClock === true,
+          result.outcomes,
+        )
         return { outcomes: leasedOutcomes(entry, request.policies, sent) }
       }
       entry.nextSize = 1
     }
     const result = await this.sharedConsume(request)
-    if (allAllowed(result.outcomes)) entry.start(request.cost, request.cost, sent, result.outcomes)
-    else entry.nextSize = 1
+    if (allAllowed(result.outcomes)) {
+      const answered = this.estimatedNow()
+      entry.start(
+        request.cost,
+        request.cost,
+        sent,
+        answered,
+        this.ownClock === true,
+        result.outcomes,
+      )
+    } else entry.nextSize = 1
     return result
   }
 
   /** Ends the entry's lease at `now` and refunds its unspent units as taken when it was. */
   private endLease(entry: LeaseEntry, now: number): void {
-    const at = entry.takenAt
+    const at = entry.refundAt
     const unspent = entry.end(now)
     if (unspent === 0) return
     const refund = this.sharedRefund({
