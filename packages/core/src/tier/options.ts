@@ -51,9 +51,13 @@ export function resolveTierOptions(options: LocalTierOptions = {}): TierSettings
   return Object.freeze({ leaseMs, maxShare, sweepMs })
 }
 
-/** The lease lifetime of one policy: the option, or min(1000, window / 10). */
+/**
+ * The lease lifetime of one policy: the option, or min(1000, window / 10). Never past the
+ * window, even where no limiter checked the policy (createRulesLimiter's rules).
+ */
 export function leaseMsOf(settings: TierSettings, policy: Policy): number {
-  return settings.leaseMs ?? Math.max(1, Math.min(1000, Math.floor(policy.windowMs / 10)))
+  if (settings.leaseMs !== undefined) return Math.min(settings.leaseMs, policy.windowMs)
+  return Math.max(1, Math.min(1000, Math.floor(policy.windowMs / 10)))
 }
 
 /** The largest lease of one policy, L = max(1, floor(maxShare x capacity)). */
