@@ -22,28 +22,26 @@ class SharedStore implements Store {
   refunds = 0
   down = false
 
-  private reach(): void {
-    if (this.down) throw new Error('connection refused')
-  }
   get calls(): number {
     return this.consumes + this.refunds
   }
+  /** A call as a network store answers: later, or with a failure while the store is down. */
+  private later<T>(answer: () => Promise<T>): Promise<T> {
+    return Promise.resolve().then(() => {
+      if (this.down) throw new Error('connection refused')
+      return answer()
+    })
+  }
   consume(request: StoreRequest): Promise<StoreResult> {
     this.consumes++
-    return Promise.resolve().then(() => {
-      this.reach()
-      return this.memory.consume(request)
-    })
+    return this.later(() => this.memory.consume(request))
   }
   peek(request: StoreRequest): Promise<StoreResult> {
     return this.memory.peek(request)
   }
   refund(request: StoreRefund): Promise<void> {
     this.refunds++
-    return Promise.resolve().then(() => {
-      this.reach()
-      return this.memory.refund(request)
-    })
+    return this.later(() => this.memory.refund(request))
   }
   penalize(request: StoreRequest): Promise<void> {
     return this.memory.penalize(request)
@@ -94,7 +92,7 @@ describe('options', () => {
     ],
     [
       { maxShare: '5%' },
-      "`maxShare` must be a number in (0, 1]: a lease may not exceed the limit; got \"5%\"",
+      '`maxShare` must be a number in (0, 1]: a lease may not exceed the limit; got "5%"',
     ],
     [{ leaseMs: 0 }, '`leaseMs` must be a positive integer number of ms; got 0'],
     [{ leaseMs: 2.5 }, '`leaseMs` must be a positive integer number of ms; got 2.5'],

@@ -1,9 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { createLimiter, type LimiterOptions } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import { startRedis, type RedisServer } from '@sluice/testkit'
+import { forkWorker, nextMessage, running, type Worker } from './workers'
 
 /*
  * localTier across real processes on a real Redis: five Node processes (fixtures/tier-worker.js,
@@ -32,25 +32,6 @@ interface Message {
   events?: [number, number, number][][]
 }
 
-interface Worker {
-  child: ChildProcess
-  messages: Message[]
-  waiters: (() => void)[]
-}
-
-function nextMessage(worker: Worker): Promise<Message> {
-  return new Promise((resolve, reject) => {
-    const take = (): void => {
-      const message = worker.messages.shift()
-      if (message) resolve(message)
-      else if (worker.child.exitCode !== null || worker.child.signalCode !== null)
-        reject(new Error('worker exited'))
-      else worker.waiters.push(take)
-    }
-    take()
-  })
-}
-
 /** Commands the clients sent: RedisStore sends scripts only (commands run inside them not counted). */
 async function scriptCommands(redis: Redis): Promise<number> {
   const info = await redis.info('commandstats')
@@ -76,10 +57,10 @@ function leasesFor(decisions: number, maxLease: number): number {
 describe('localTier across processes on Redis', () => {
   let server: RedisServer
   let redis: Redis
-  const workers: Worker[] = []
+  const workers: Worker<Message>[] = []
   const run = `lt:${Date.now()}`
 
-  function start(worker: Worker, phase: string, args: unknown): void {
+  function start(worker: Worker<Message>, phase: string, args: unknown): void {
     worker.child.send({ phase, args })
   }
 
@@ -87,26 +68,12 @@ describe('localTier across processes on Redis', () => {
     server = await startRedis()
     redis = new Redis({ port: server.port, host: server.host, maxRetriesPerRequest: 1 })
     const script = join(__dirname, 'fixtures', 'tier-worker.js')
-    for (let i = 0; i < PROCESSES; i++) {
-      const child = fork(script, [String(server.port)], {
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      })
-      const worker: Worker = { child, messages: [], waiters: [] }
-      const wake = (): void => {
-        for (const waiter of worker.waiters.splice(0)) waiter()
-      }
-      child.on('message', (m: Message) => {
-        worker.messages.push(m)
-        wake()
-      })
-      child.on('exit', wake)
-      workers.push(worker)
-    }
+    for (let i = 0; i < PROCESSES; i++) workers.push(forkWorker(script, [String(server.port)]))
     for (const worker of workers) expect(await nextMessage(worker)).toEqual({ ready: true })
   }, 30_000)
 
   afterAll(async () => {
-    for (const { child } of workers) if (child.exitCode === null) child.kill('SIGKILL')
+    for (const worker of workers) if (running(worker)) worker.child.kill('SIGKILL')
     redis?.disconnect()
     await server?.stop()
   })
@@ -156,7 +123,7 @@ describe('localTier across processes on Redis', () => {
   }, 20_000)
 
   test('many keys under their limit: commands as stated for keys a process sees a few times', async () => {
-    const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null)
+    const alive = workers.filter(running)
     expect(alive).toHaveLength(PROCESSES - 1)
     // L = 20 of 1000; 150 keys decided 20 times by each process.
     const limiter: LimiterOptions = { algorithm: 'fixed-window', limit: 1000, window: '1h' }
@@ -201,7 +168,7 @@ describe('localTier across processes on Redis', () => {
   test.each(['steady', 'bursty'])(
     '%s load at the limit: admitted within the stated bounds',
     async (pattern) => {
-      const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null)
+      const alive = workers.filter(running)
       const n = alive.length
       const nl = n * LIMIT * SHARE
       const keys = ALGORITHMS.map((algorithm) => ({
