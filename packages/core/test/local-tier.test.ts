@@ -1,5 +1,9 @@
 import {
   ConfigError,
+  type Limiter,
+  type LimiterOptions,
+  type LocalTier,
+  type LocalTierOptions,
   createLimiter,
   localTier,
   MemoryStore,
@@ -65,6 +69,18 @@ function sharedStore(): SharedStore {
   shared.push(store)
   return store
 }
+/** A limiter at `start` on a tier over a fresh shared store. */
+function tierAt(
+  start: number,
+  options: LocalTierOptions,
+  limits: Omit<LimiterOptions, 'store' | 'clock'>,
+): { store: SharedStore; tier: LocalTier; limiter: Limiter } {
+  time = start
+  const store = sharedStore()
+  const tier = localTier(store, options)
+  return { store, tier, limiter: createLimiter({ ...limits, clock, store: tier }) }
+}
+
 afterEach(async () => {
   for (const store of shared.splice(0)) await store.close()
 })
@@ -118,11 +134,8 @@ describe('options', () => {
 
 describe('a hot key under its limit', () => {
   test('costs at most 0.05 shared calls per decision, close() included, and loses no count', async () => {
-    time = 1_000_000
-    const store = sharedStore()
-    const tier = localTier(store)
     // L = 2% of 10 000 = 200
-    const limiter = createLimiter({ store: tier, limit: 10_000, window: '1m', clock })
+    const { store, tier, limiter } = tierAt(1_000_000, {}, { limit: 10_000, window: '1m' })
     let admitted = 0
     for (let i = 0; i < 2000; i++) {
       if (i % 100 === 0) time += 10
@@ -145,10 +158,11 @@ describe('a hot key under its limit', () => {
   })
 
   test('a decision from the lease tells what the store had left plus what the lease holds', async () => {
-    time = 2_000_000
-    const store = sharedStore()
-    const tier = localTier(store, { maxShare: 0.1 })
-    const limiter = createLimiter({ store: tier, limit: 100, window: '1m', clock })
+    const { store, tier, limiter } = tierAt(
+      2_000_000,
+      { maxShare: 0.1 },
+      { limit: 100, window: '1m' },
+    )
     const remaining: number[] = []
     for (let i = 0; i < 8; i++) remaining.push((await limiter.consume('k')).remaining)
     // Alone, the process sees the exact count: 100 - n after n requests.
@@ -160,16 +174,12 @@ describe('a hot key under its limit', () => {
 
 describe('lease lifetimes', () => {
   test('a fixed-window lease ends with its window: the next window asks the store again', async () => {
-    time = 3_000_000 // a window start (windows of 60 000)
-    const store = sharedStore()
-    const tier = localTier(store, { maxShare: 0.5 })
-    const limiter = createLimiter({
-      algorithm: 'fixed-window',
-      limit: 10,
-      window: '1m',
-      clock,
-      store: tier,
-    })
+    // 3 000 000: a window start (windows of 60 000)
+    const { store, tier, limiter } = tierAt(
+      3_000_000,
+      { maxShare: 0.5 },
+      { algorithm: 'fixed-window', limit: 10, window: '1m' },
+    )
     time += 59_990
     for (let i = 0; i < 3; i++) await limiter.consume('k') // leases of 1 and 2
     expect(store.consumes).toBe(2)
@@ -179,23 +189,19 @@ describe('lease lifetimes', () => {
     expect(store.consumes).toBe(3)
     await tier.close()
     // The unspent unit went back into the old window; the new one holds the new lease.
-    expect(await sharedRemaining(store, limiter)).toBe(
-      10 - (d.remaining === 9 ? 1 : 10 - d.remaining),
-    )
+    // The lease of 2 had spent 1: the unit went back to the old window, and the new window's
+    // lease is of 1 (what the expired one spent).
+    expect(d.remaining).toBe(9)
+    expect(await sharedRemaining(store, limiter)).toBe(9)
   })
 
   test('a sliding-window lease ends with its bucket', async () => {
-    time = 4_000_000 // a bucket start (buckets of 10 000)
-    const store = sharedStore()
-    const tier = localTier(store, { maxShare: 0.5, leaseMs: 50_000 })
-    const limiter = createLimiter({
-      algorithm: 'sliding-window',
-      precision: 6,
-      limit: 60,
-      window: '1m',
-      clock,
-      store: tier,
-    })
+    // 4 000 000: a bucket start (buckets of 10 000)
+    const { store, tier, limiter } = tierAt(
+      4_000_000,
+      { maxShare: 0.5, leaseMs: 50_000 },
+      { algorithm: 'sliding-window', precision: 6, limit: 60, window: '1m' },
+    )
     await limiter.consume('k')
     await limiter.consume('k') // lease of 2, one left
     time += 9_999
@@ -209,16 +215,15 @@ describe('lease lifetimes', () => {
   })
 
   test('an expired lease is refunded as taken when it was, and the next is what it spent', async () => {
-    time = 5_000_000
-    const store = sharedStore()
-    const tier = localTier(store, { maxShare: 0.1, leaseMs: 1000 })
-    const limiter = createLimiter({
-      algorithm: 'sliding-log',
-      limit: 100,
-      window: '1m',
-      clock,
-      store: tier,
-    })
+    const { store, tier, limiter } = tierAt(
+      5_000_000,
+      { maxShare: 0.1, leaseMs: 1000 },
+      {
+        algorithm: 'sliding-log',
+        limit: 100,
+        window: '1m',
+      },
+    )
     for (let i = 0; i < 4; i++) await limiter.consume('k') // leases of 1 and 2, then of 4 (3 left)
     expect(store.consumes).toBe(3)
     time += 1000
@@ -248,10 +253,8 @@ describe('what is not leased goes to the store as it is', () => {
   })
 
   test('a cost above the largest lease: one call, exact', async () => {
-    time = 6_000_000
-    const store = sharedStore()
-    const tier = localTier(store) // L = 2 of 100
-    const limiter = createLimiter({ limit: 100, window: '1m', clock, store: tier })
+    // L = 2 of 100
+    const { store, tier, limiter } = tierAt(6_000_000, {}, { limit: 100, window: '1m' })
     const d = await limiter.consume('k', { cost: 30 })
     expect(d.remaining).toBe(70)
     expect(store.consumes).toBe(1)
@@ -287,16 +290,12 @@ describe('several processes on one key', () => {
 
 describe('a shared store that fails', () => {
   test('the tier answers from its lease, then onStoreError; nothing is charged twice', async () => {
-    time = 8_000_000
-    const store = sharedStore()
-    const tier = localTier(store, { maxShare: 0.1 }) // L = 10
-    const limiter = createLimiter({
-      limit: 100,
-      window: '1h',
-      clock,
-      store: tier,
-      onStoreError: 'allow',
-    })
+    // L = 10
+    const { store, tier, limiter } = tierAt(
+      8_000_000,
+      { maxShare: 0.1 },
+      { limit: 100, window: '1h', onStoreError: 'allow' },
+    )
     for (let i = 0; i < 7; i++) await limiter.consume('k') // leases of 1, 2, 4: all spent
     await limiter.consume('k') // a lease of 8, 7 left
     expect(await sharedRemaining(store, limiter)).toBe(100 - 15)
@@ -325,10 +324,11 @@ describe('a shared store that fails', () => {
 })
 
 test('a refund of a request answered from the lease goes back to the lease', async () => {
-  time = 9_000_000
-  const store = sharedStore()
-  const tier = localTier(store, { maxShare: 0.1 })
-  const limiter = createLimiter({ limit: 100, window: '1h', clock, store: tier })
+  const { store, tier, limiter } = tierAt(
+    9_000_000,
+    { maxShare: 0.1 },
+    { limit: 100, window: '1h' },
+  )
   for (let i = 0; i < 3; i++) await limiter.consume('k') // leases of 1 and 2
   await limiter.consume('k') // lease of 4 at 9 000 000, 3 left
   time += 5
@@ -342,10 +342,11 @@ test('a refund of a request answered from the lease goes back to the lease', asy
 })
 
 test('reset forgets the leases with the store; close() lets later calls through', async () => {
-  time = 10_000_000
-  const store = sharedStore()
-  const tier = localTier(store, { maxShare: 0.1 })
-  const limiter = createLimiter({ limit: 100, window: '1h', clock, store: tier })
+  const { store, tier, limiter } = tierAt(
+    10_000_000,
+    { maxShare: 0.1 },
+    { limit: 100, window: '1h' },
+  )
   for (let i = 0; i < 4; i++) await limiter.consume('k')
   await limiter.reset('k')
   expect((await limiter.consume('k')).remaining).toBe(99)
