@@ -356,3 +356,51 @@ test('reset forgets the leases with the store; close() lets later calls through'
   expect(store.consumes).toBe(consumes + 1)
   expect(await sharedRemaining(store, limiter)).toBe(98)
 })
+
+test('close() while requests wait for a lease: they go to the store, and no lease outlives it', async () => {
+  const { store, tier, limiter } = tierAt(
+    11_000_000,
+    { maxShare: 0.1 },
+    { limit: 100, window: '1h' },
+  )
+  const waiting = Array.from({ length: 5 }, () => limiter.consume('k')) // one lease of 1 asked, 4 wait
+  const closed = tier.close()
+  const decisions = await Promise.all(waiting)
+  await closed
+  expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true])
+  expect(tier.stats().heldUnits).toBe(0)
+  expect(store.consumes).toBe(5)
+  expect(await sharedRemaining(store, limiter)).toBe(95)
+})
+
+test('on a store with its own clock, a refund is dated within the window the lease was counted in', async () => {
+  const end = 12_000_000 // a window's end (windows of 60 000)
+  time = end - 5
+  const store = sharedStore()
+  const dates: (number | undefined)[] = []
+  const refund = store.refund.bind(store)
+  Object.assign(store, {
+    ownClock: true,
+    refund: (request: StoreRefund) => (dates.push(request.at), refund(request)),
+  })
+  const tier = localTier(store, { maxShare: 0.5 })
+  expect(tier.ownClock).toBe(true)
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 10,
+    window: '1m',
+    clock,
+    store: tier,
+  })
+  await limiter.consume('k') // a lease of 1
+  time = end - 2
+  const b = limiter.consume('k') // a lease of 2 asked at end - 2, one unit left
+  time = end + 5
+  const c = limiter.consume('k') // waits for it, in the next window
+  await Promise.all([b, c])
+  await tier.close()
+  // The store counted B's lease somewhere between end - 2 and its answer, after end + 5 here:
+  // its unspent unit is refunded as counted just before the window's end, not after it.
+  expect(dates).toEqual([end - 1])
+  expect(await sharedRemaining(store, limiter)).toBe(9)
+})

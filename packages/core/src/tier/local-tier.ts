@@ -183,6 +183,8 @@ class LeasingStore implements LocalTier {
   /** Spends from the lease, or waits for the one being asked, or asks for a new one. */
   private take(entry: LeaseEntry, request: StoreRequest): Promise<StoreResult> {
     if (entry.pending !== undefined) return entry.pending.then(() => this.take(entry, request))
+    // A request that waited for a lease while the tier closed: no new lease after close().
+    if (this.closed) return this.sharedConsume(request)
     const { cost, now } = request
     if (entry.covers(cost, now)) {
       entry.held -= cost
