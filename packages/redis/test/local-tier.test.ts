@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { createLimiter, type LimiterOptions } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
@@ -91,6 +92,7 @@ describe('localTier across processes on Redis', () => {
     const frozen = await nextMessage(victim)
     expect(frozen.frozen).toBe(true)
     victim.child.kill('SIGKILL')
+    const killedAt = Date.now()
     const results = await Promise.all(rest.map((w) => nextMessage(w)))
     const after = await scriptCommands(redis)
 
@@ -108,7 +110,9 @@ describe('localTier across processes on Redis', () => {
     const sent = reports.reduce((s, r) => s + r.stats!.storeConsumes + r.stats!.storeRefunds, 0)
     expect(sent).toBe(commands)
 
-    // The killed process held a lease; its units stay charged (at most L), nothing else does.
+    // The killed process held a lease; once it has expired (leaseMs: 1000 by default) its units
+    // are still charged (at most L, as documented), and nothing else is.
+    await delay(Math.max(0, killedAt + 1000 - Date.now()))
     const held = frozen.stats!.heldUnits
     expect(held).toBeGreaterThan(0)
     expect(held).toBeLessThanOrEqual(200)
@@ -120,6 +124,31 @@ describe('localTier across processes on Redis', () => {
     console.log(
       `local tier, hot key: ${made} decisions, ${commands} Redis commands (${perDecision.toFixed(4)} per decision); the killed process held ${held}`,
     )
+  }, 20_000)
+
+  test("a hot key on Redis's own clock (RedisStore's default): the same calls, and every count exact", async () => {
+    const alive = workers.filter(running)
+    // fixed-window from the key's first request: no window ends during the test.
+    const limiter: LimiterOptions = {
+      algorithm: 'fixed-window',
+      anchor: 'first-request',
+      limit: 10_000,
+      window: '1h',
+    }
+    const key = `${run}:hot-server-time`
+    const before = await scriptCommands(redis)
+    for (const worker of alive) {
+      start(worker, 'hot', { key, limiter, decisions: 1600, perTick: 4, serverTime: true })
+    }
+    const results = await Promise.all(alive.map((w) => nextMessage(w)))
+    const commands = (await scriptCommands(redis)) - before
+    const made = alive.length * 1600
+    expect(results.reduce((sum, r) => sum + (r.admitted as number), 0)).toBe(made)
+    expect(commands).toBeLessThanOrEqual(alive.length * (leasesFor(1600, 200) + 1))
+    expect(commands / made).toBeLessThanOrEqual(0.05)
+    // Every unspent unit was refunded into the window it was counted in.
+    const checker = createLimiter({ ...limiter, store: new RedisStore({ client: redis }) })
+    expect((await checker.peek(key)).remaining).toBe(10_000 - made)
   }, 20_000)
 
   test('many keys under their limit: commands as stated for keys a process sees a few times', async () => {
