@@ -404,3 +404,20 @@ test('on a store with its own clock, a refund is dated within the window the lea
   expect(dates).toEqual([end - 1])
   expect(await sharedRemaining(store, limiter)).toBe(9)
 })
+
+test('block ends the leases and refunds them: the block holds at once in this process', async () => {
+  const { store, tier, limiter } = tierAt(
+    13_000_000,
+    { maxShare: 0.1 },
+    { limit: 100, window: '1h' },
+  )
+  for (let i = 0; i < 4; i++) await limiter.consume('k') // leases of 1 and 2, then of 4 (3 left)
+  await limiter.block('k', 1000)
+  const blocked = await limiter.consume('k')
+  expect([blocked.allowed, blocked.retryAfterMs]).toEqual([false, 1000])
+  time += 1000
+  expect(await sharedRemaining(store, limiter)).toBe(96)
+  expect((await limiter.consume('k')).allowed).toBe(true)
+  await tier.close()
+  expect(await sharedRemaining(store, limiter)).toBe(95)
+})

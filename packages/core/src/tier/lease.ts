@@ -84,6 +84,13 @@ export class LeaseEntry {
     return unspent
   }
 
+  /** Forgets the lease without a refund (the store forgot the key); the next starts at 1. */
+  drop(): void {
+    this.held = 0
+    this.expiresAt = 0
+    this.nextSize = 1
+  }
+
   /** Whether `cost` units can be spent from the lease at `now`. */
   covers(cost: number, now: number): boolean {
     return this.held >= cost && now < this.expiresAt

@@ -138,13 +138,12 @@ class LeasingStore implements LocalTier {
   /** A blocked key's leases end here (refunded); other processes' end with their lifetime. */
   block(request: StoreBlock): Promise<void> {
     for (const entry of this.entries.get(request.key) ?? []) this.endLease(entry, request.now)
-    this.entries.delete(request.key)
     return this.store.block(request)
   }
 
   /** The store forgets the key: the leases are dropped, nothing to refund into. */
   reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
-    this.entries.delete(key)
+    for (const entry of this.entries.get(key) ?? []) entry.drop()
     return this.store.reset(key, policies, keys)
   }
 
