@@ -18,7 +18,7 @@ const IN_FLIGHT = 1000
 // Never reached in a run (a hot key under its limit): 1% of it is used at most.
 const LIMIT = 100_000_000
 const WINDOW = '1h'
-const MANY_KEYS = 10_000
+const MANY_KEYS = envCount('BENCH_TIER_KEYS', 10_000)
 const MANY_ROUNDS = 20
 
 /** Commands clients send while `work` runs, as MONITOR sees them, less those scripts ran. */
