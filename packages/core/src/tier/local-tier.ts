@@ -74,7 +74,7 @@ function leasable(request: StoreRequest): boolean {
   return true
 }
 
-class LeasingStore implements LocalTier {
+class LocalTierStore implements LocalTier {
   readonly ownClock: boolean | undefined
   readonly unsupportedAlgorithms: readonly string[] | undefined
   private readonly entries = new Map<string, LeaseEntry[]>()
@@ -319,5 +319,5 @@ class LeasingStore implements LocalTier {
  * did not spend when a lease ends and on `close()`. Bounds per algorithm: docs/local-tier.md.
  */
 export function localTier(store: Store, options?: LocalTierOptions): LocalTier {
-  return new LeasingStore(checkStore(store), resolveTierOptions(options))
+  return new LocalTierStore(checkStore(store), resolveTierOptions(options))
 }
