@@ -163,10 +163,18 @@ describe('a hot key under its limit', () => {
       { maxShare: 0.1 },
       { limit: 100, window: '1m' },
     )
-    const remaining: number[] = []
-    for (let i = 0; i < 8; i++) remaining.push((await limiter.consume('k')).remaining)
+    const decisions = []
+    for (let i = 0; i < 8; i++) {
+      decisions.push(await limiter.consume('k'))
+      time += 1000
+    }
     // Alone, the process sees the exact count: 100 - n after n requests.
-    expect(remaining).toEqual([99, 98, 97, 96, 95, 94, 93, 92])
+    expect(decisions.map((d) => d.remaining)).toEqual([99, 98, 97, 96, 95, 94, 93, 92])
+    // The reset the store gave each lease, counted down: its bucket (33, of 60 000 ms) ends
+    // at 2 040 000, when the requests begin to fade, whichever lease they came from.
+    expect(decisions.map((d) => d.resetMs)).toEqual(
+      [0, 1, 2, 3, 4, 5, 6, 7].map((i) => 40_000 - 1000 * i),
+    )
     await tier.close()
     expect(await sharedRemaining(store, limiter)).toBe(92)
   })
