@@ -429,3 +429,16 @@ test('block ends the leases and refunds them: the block holds at once in this pr
   await tier.close()
   expect(await sharedRemaining(store, limiter)).toBe(95)
 })
+
+test.each([
+  [1, 1],
+  [2, 3],
+  [4, 4],
+  [20, 6],
+])('a key decided %i times costs %i store calls, close() included', async (decisions, calls) => {
+  const { store, tier, limiter } = tierAt(14_000_000, {}, { limit: 10_000, window: '1h' })
+  for (let i = 0; i < decisions; i++) await limiter.consume('k')
+  await tier.close()
+  expect(store.calls).toBe(calls)
+  expect(await sharedRemaining(store, limiter)).toBe(10_000 - decisions)
+})
