@@ -442,3 +442,25 @@ test.each([
   expect(store.calls).toBe(calls)
   expect(await sharedRemaining(store, limiter)).toBe(10_000 - decisions)
 })
+
+test('a key below L per leaseMs: about 2 / (r x leaseMs) calls per decision', async () => {
+  // r = 1 per 20 ms, leaseMs 1000: r x leaseMs = 50, under L = 2000.
+  const { store, tier, limiter } = tierAt(15_000_000, {}, { limit: 100_000, window: '1h' })
+  const decisions = 1000
+  for (let i = 0; i < decisions; i++) {
+    await limiter.consume('k')
+    time += 20
+  }
+  await tier.close()
+  // The ramp to 50 (leases of 1 to 32), then at most a lease and a refund per lifetime.
+  const stated = leasesToReach(50) + (2 * decisions) / 50 + 1
+  expect(store.calls).toBeLessThanOrEqual(stated)
+  expect(await sharedRemaining(store, limiter)).toBe(100_000 - decisions)
+})
+
+/** Leases of 1, 2, 4, ... until one holds at least `size`. */
+function leasesToReach(size: number): number {
+  let leases = 1
+  for (let lease = 1; lease < size; lease *= 2) leases++
+  return leases
+}
