@@ -5,7 +5,8 @@
 import { checkStore } from '../limiter/checks'
 import type { Policy, PolicyOutcome } from '../policy'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from '../store/types'
-import { LeaseEntry, leasedOutcomes } from './lease'
+import { leasedOutcomes, type LeaseEntry } from './lease'
+import { LeaseTable } from './lease-table'
 import {
   checkLeasePolicy,
   resolveTierOptions,
@@ -47,23 +48,6 @@ function allAllowed(outcomes: readonly PolicyOutcome[]): boolean {
   return true
 }
 
-function samePolicies(a: readonly Policy[], b: readonly Policy[]): boolean {
-  if (a === b) return true
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) {
-    // Throttling scales limit and burst but keeps the id: a scaled set leases apart.
-    if (a[i].id !== b[i].id || a[i].limit !== b[i].limit || a[i].burst !== b[i].burst) return false
-  }
-  return true
-}
-
-function sameKeys(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (a === b) return true
-  if (a === undefined || b === undefined || a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
-}
-
 /**
  * What a lease cannot answer goes to the store as it is: reservations (`maxDelayMs`), which
  * need the store's timing, and leaky-bucket, whose every request gets its own delay.
@@ -77,7 +61,7 @@ function leasable(request: StoreRequest): boolean {
 class LocalTierStore implements LocalTier {
   readonly ownClock: boolean | undefined
   readonly unsupportedAlgorithms: readonly string[] | undefined
-  private readonly entries = new Map<string, LeaseEntry[]>()
+  private readonly leases: LeaseTable
   private readonly refunds = new Set<Promise<void>>()
   private readonly sweeper: NodeJS.Timeout
   /** The latest request `now` seen, and when (performance.now()): the sweep's estimate of now. */
@@ -92,6 +76,7 @@ class LocalTierStore implements LocalTier {
     readonly store: Store,
     private readonly settings: TierSettings,
   ) {
+    this.leases = new LeaseTable(settings)
     this.ownClock = store.ownClock
     this.unsupportedAlgorithms = store.unsupportedAlgorithms
     this.sweeper = setInterval(() => this.sweep(), settings.sweepMs)
@@ -106,7 +91,7 @@ class LocalTierStore implements LocalTier {
   consume(request: StoreRequest): Promise<StoreResult> {
     this.observe(request.now)
     if (this.closed || !leasable(request)) return this.sharedConsume(request)
-    const entry = this.entryFor(request)
+    const entry = this.leases.entryFor(request)
     if (request.cost > entry.maxLease) return this.sharedConsume(request)
     return this.take(entry, request)
   }
@@ -117,7 +102,7 @@ class LocalTierStore implements LocalTier {
 
   /** A unit spent from the live lease goes back to it; anything else to the store. */
   refund(request: StoreRefund): Promise<void> {
-    const entry = this.closed ? undefined : this.find(request)
+    const entry = this.closed ? undefined : this.leases.find(request)
     if (
       entry !== undefined &&
       request.at !== undefined &&
@@ -137,13 +122,13 @@ class LocalTierStore implements LocalTier {
 
   /** A blocked key's leases end here (refunded); other processes' end with their lifetime. */
   block(request: StoreBlock): Promise<void> {
-    for (const entry of this.entries.get(request.key) ?? []) this.endLease(entry, request.now)
+    for (const entry of this.leases.ofKey(request.key)) this.endLease(entry, request.now)
     return this.store.block(request)
   }
 
   /** The store forgets the key: the leases are dropped, nothing to refund into. */
   reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
-    for (const entry of this.entries.get(key) ?? []) entry.drop()
+    for (const entry of this.leases.ofKey(key)) entry.drop()
     return this.store.reset(key, policies, keys)
   }
 
@@ -153,18 +138,16 @@ class LocalTierStore implements LocalTier {
     clearInterval(this.sweeper)
     const now = this.estimatedNow()
     const pending: Promise<void>[] = []
-    for (const list of this.entries.values()) {
-      for (const entry of list) if (entry.pending !== undefined) pending.push(entry.pending)
-    }
+    for (const entry of this.leases) if (entry.pending !== undefined) pending.push(entry.pending)
     await Promise.allSettled(pending)
-    for (const list of this.entries.values()) for (const entry of list) this.endLease(entry, now)
-    this.entries.clear()
+    for (const entry of this.leases) this.endLease(entry, now)
+    this.leases.clear()
     await Promise.allSettled([...this.refunds])
   }
 
   stats(): LocalTierStats {
     let heldUnits = 0
-    for (const list of this.entries.values()) for (const entry of list) heldUnits += entry.held
+    for (const entry of this.leases) heldUnits += entry.held
     const { storeConsumes, storeRefunds, leasedDecisions } = this
     return { heldUnits, storeConsumes, storeRefunds, leasedDecisions }
   }
@@ -263,26 +246,6 @@ class LocalTierStore implements LocalTier {
     this.refunds.add(refund)
   }
 
-  private entryFor(request: StoreRequest): LeaseEntry {
-    const found = this.find(request)
-    if (found !== undefined) return found
-    const entry = new LeaseEntry(request.key, request.keys, request.policies, this.settings)
-    const list = this.entries.get(request.key)
-    if (list === undefined) this.entries.set(request.key, [entry])
-    else list.push(entry)
-    return entry
-  }
-
-  private find(request: StoreRequest): LeaseEntry | undefined {
-    const list = this.entries.get(request.key)
-    if (list === undefined) return undefined
-    for (const entry of list) {
-      if (samePolicies(entry.policies, request.policies) && sameKeys(entry.keys, request.keys))
-        return entry
-    }
-    return undefined
-  }
-
   private observe(now: number): void {
     if (now >= this.latestNow) {
       this.latestNow = now
@@ -295,21 +258,10 @@ class LocalTierStore implements LocalTier {
     return this.latestNow + Math.floor(performance.now() - this.latestAt)
   }
 
-  /**
-   * Refunds expired leases of keys no request came for, and forgets entries whose lease
-   * ended before the previous sweep (their next lease starts small again).
-   */
+  /** Refunds the expired leases of keys no request came for. */
   private sweep(): void {
     const now = this.estimatedNow()
-    for (const [key, list] of this.entries) {
-      for (let i = list.length - 1; i >= 0; i--) {
-        const entry = list[i]
-        if (entry.pending !== undefined) continue
-        if (entry.expiresAt === 0) list.splice(i, 1)
-        else if (now >= entry.expiresAt) this.endLease(entry, now)
-      }
-      if (list.length === 0) this.entries.delete(key)
-    }
+    this.leases.sweep(now, (entry) => this.endLease(entry, now))
   }
 }
 
