@@ -1,9 +1,9 @@
-import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
 import { createLimiter, localTier, type Decision } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import { startRedis, storeSettled, type RedisServer } from '@sluice/testkit'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { failFastClient } from './clients'
 
 // The local tier on a Redis that stalls (DEBUG SLEEP) while it holds a lease: it keeps
 // answering from the lease, then the limiter's onStoreError answers; when Redis wakes and runs
@@ -13,15 +13,8 @@ let server: RedisServer
 const clients: Redis[] = []
 
 async function readyClient(): Promise<Redis> {
-  const client = new Redis({
-    host: server.host,
-    port: server.port,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-  })
-  client.on('error', () => undefined)
+  const client = await failFastClient(server)
   clients.push(client)
-  if (client.status !== 'ready') await once(client, 'ready')
   return client
 }
 
