@@ -3,7 +3,8 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { createLimiter, StoreError, type Decision, type Limiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import { startRedis, watchStalls, type RedisServer, storeSettled } from '@sluice/testkit'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { failFastClient } from './clients'
 
 // Redis really dies (SIGKILL) and comes back, or stalls (DEBUG SLEEP), while requests flow.
 // The client is configured as docs/redis.md recommends: no offline queue (fail fast instead of
@@ -20,18 +21,8 @@ const onUnhandled = (reason: unknown): void => {
 }
 
 async function readyClient(): Promise<Redis> {
-  const client = new Redis({
-    host: server.host,
-    port: server.port,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    retryStrategy: () => 25,
-    connectTimeout: 500,
-  })
-  // Without a listener ioredis logs every failed reconnect; the limiter reports failures.
-  client.on('error', () => undefined)
+  const client = await failFastClient(server)
   clients.push(client)
-  if (client.status !== 'ready') await once(client, 'ready')
   return client
 }
 
