@@ -6,6 +6,7 @@
 // `return 1`, auto-pipelined), all in the same run; then 10,000 keys decided 20 times each.
 // Commands include the refunds of close(). Starts its own redis-server on a free port.
 // Run: node bench/local-tier.js  (after npm run build)
+const { once } = require('node:events')
 const { Redis } = require('ioredis')
 const { createLimiter, localTier } = require('@sluice/core')
 const { RedisStore } = require('@sluice/redis')
@@ -21,12 +22,21 @@ const WINDOW = '1h'
 const MANY_KEYS = envCount('BENCH_TIER_KEYS', 10_000)
 const MANY_ROUNDS = 20
 
+/** Decisions `throughput` makes for `total`: whole batches of IN_FLIGHT. */
+const decided = (total) => Math.ceil(total / IN_FLIGHT) * IN_FLIGHT
+
+/** Resolves once every client is connected (its ready check is not counted as a decision's). */
+function allReady(clients) {
+  return Promise.all(clients.map((c) => (c.status === 'ready' ? null : once(c, 'ready'))))
+}
+
 /** Commands clients send while `work` runs, as MONITOR sees them, less those scripts ran. */
 async function commandsDuring(port, work) {
-  const monitor = await new Redis({ port }).monitor()
+  const source = new Redis({ port })
+  const monitor = await source.monitor()
   let commands = 0
-  monitor.on('monitor', (_time, _args, source) => {
-    if (source !== 'lua') commands++
+  monitor.on('monitor', (_time, _args, from) => {
+    if (from !== 'lua') commands++
   })
   await work()
   // MONITOR lines arrive after the replies: wait for a marker sent last.
@@ -37,8 +47,7 @@ async function commandsDuring(port, work) {
     })
     marker.echo('bench-local-tier-end')
   })
-  marker.disconnect()
-  monitor.disconnect()
+  for (const c of [marker, monitor, source]) c.disconnect()
   return commands - 1 // the marker
 }
 
@@ -101,6 +110,7 @@ async function main() {
     for (const [i, variant] of variants.entries()) {
       await admin.flushall()
       const limiter = variant.make()
+      await allReady(clients)
       runs[i].push(await throughput(() => limiter.consume('hot'), OPS, IN_FLIGHT))
       await limiter.close()
     }
@@ -109,27 +119,30 @@ async function main() {
   const rows = []
   for (const [i, variant] of variants.entries()) {
     await admin.flushall()
+    const hotDecisions = decided(OPS / 10)
+    const manyDecisions = decided(MANY_KEYS * MANY_ROUNDS)
+    const hotLimiter = variant.make()
+    await allReady(clients)
     const hot = await commandsDuring(port, async () => {
-      const limiter = variant.make()
-      await throughput(() => limiter.consume('hot'), OPS / 10, IN_FLIGHT)
-      await limiter.close()
+      await throughput(() => hotLimiter.consume('hot'), hotDecisions, IN_FLIGHT)
+      await hotLimiter.close()
     })
+    const manyLimiter = variant.make()
+    await allReady(clients)
     const many = await commandsDuring(port, async () => {
-      const limiter = variant.make()
-      const total = MANY_KEYS * MANY_ROUNDS
-      await throughput((n) => limiter.consume(`k:${n % MANY_KEYS}`), total, IN_FLIGHT)
-      await limiter.close()
+      await throughput((n) => manyLimiter.consume(`k:${n % MANY_KEYS}`), manyDecisions, IN_FLIGHT)
+      await manyLimiter.close()
     })
     rows.push({
       name: variant.name,
       perSecond: median(runs[i]),
-      hotCommands: hot / (OPS / 10),
-      manyCommands: many / (MANY_KEYS * MANY_ROUNDS),
+      hotCommands: hot / hotDecisions,
+      manyCommands: many / manyDecisions,
     })
   }
   const ceiling = rows[0].perSecond
   const text = [
-    `A hot key under its limit (limit ${fmt(LIMIT)} per ${WINDOW}), ${fmt(OPS)} decisions with ${IN_FLIGHT} in flight from one process, medians of ${ROUNDS} interleaved rounds; Redis commands per decision counted with MONITOR (without the commands scripts run), close() included, on the hot key (${fmt(OPS / 10)} decisions) and on ${fmt(MANY_KEYS)} keys decided ${MANY_ROUNDS} times each:`,
+    `A hot key under its limit (limit ${fmt(LIMIT)} per ${WINDOW}), ${fmt(OPS)} decisions with ${IN_FLIGHT} in flight from one process, medians of ${ROUNDS} interleaved rounds; Redis commands per decision counted with MONITOR (without the commands scripts run), close() included, on the hot key (${fmt(decided(OPS / 10))} decisions) and on ${fmt(MANY_KEYS)} keys decided ${MANY_ROUNDS} times each:`,
     '',
     table(
       [
