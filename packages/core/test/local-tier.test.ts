@@ -69,7 +69,11 @@ function sharedStore(): SharedStore {
   shared.push(store)
   return store
 }
-/** A limiter at `start` on a tier over a fresh shared store. */
+/**
+ * A limiter at `start` on a tier over a fresh shared store. The tests that count store calls
+ * exactly give leases a lifetime far longer than the test runs: the tier's sweep reads real
+ * time as well as the requests' clock, and must not end a lease early on a busy machine.
+ */
 function tierAt(
   start: number,
   options: LocalTierOptions,
@@ -135,7 +139,11 @@ describe('options', () => {
 describe('a hot key under its limit', () => {
   test('costs at most 0.05 shared calls per decision, close() included, and loses no count', async () => {
     // L = 2% of 10 000 = 200
-    const { store, tier, limiter } = tierAt(1_000_000, {}, { limit: 10_000, window: '1m' })
+    const { store, tier, limiter } = tierAt(
+      1_000_000,
+      { leaseMs: 50_000 },
+      { limit: 10_000, window: '1m' },
+    )
     let admitted = 0
     for (let i = 0; i < 2000; i++) {
       if (i % 100 === 0) time += 10
@@ -185,7 +193,7 @@ describe('lease lifetimes', () => {
     // 3 000 000: a window start (windows of 60 000)
     const { store, tier, limiter } = tierAt(
       3_000_000,
-      { maxShare: 0.5 },
+      { maxShare: 0.5, leaseMs: 50_000 },
       { algorithm: 'fixed-window', limit: 10, window: '1m' },
     )
     time += 59_990
@@ -225,16 +233,12 @@ describe('lease lifetimes', () => {
   test('an expired lease is refunded as taken when it was, and the next is what it spent', async () => {
     const { store, tier, limiter } = tierAt(
       5_000_000,
-      { maxShare: 0.1, leaseMs: 1000 },
-      {
-        algorithm: 'sliding-log',
-        limit: 100,
-        window: '1m',
-      },
+      { maxShare: 0.1, leaseMs: 30_000 },
+      { algorithm: 'sliding-log', limit: 100, window: '1m' },
     )
     for (let i = 0; i < 4; i++) await limiter.consume('k') // leases of 1 and 2, then of 4 (3 left)
     expect(store.consumes).toBe(3)
-    time += 1000
+    time += 30_000
     await limiter.consume('k') // expired: 3 refunded, a lease of 4 - 3 = 1
     expect(store.consumes).toBe(4)
     expect(store.refunds).toBe(1)
@@ -301,7 +305,7 @@ describe('a shared store that fails', () => {
     // L = 10
     const { store, tier, limiter } = tierAt(
       8_000_000,
-      { maxShare: 0.1 },
+      { maxShare: 0.1, leaseMs: 60_000 },
       { limit: 100, window: '1h', onStoreError: 'allow' },
     )
     for (let i = 0; i < 7; i++) await limiter.consume('k') // leases of 1, 2, 4: all spent
@@ -334,7 +338,7 @@ describe('a shared store that fails', () => {
 test('a refund of a request answered from the lease goes back to the lease', async () => {
   const { store, tier, limiter } = tierAt(
     9_000_000,
-    { maxShare: 0.1 },
+    { maxShare: 0.1, leaseMs: 60_000 },
     { limit: 100, window: '1h' },
   )
   for (let i = 0; i < 3; i++) await limiter.consume('k') // leases of 1 and 2
@@ -352,7 +356,7 @@ test('a refund of a request answered from the lease goes back to the lease', asy
 test('reset forgets the leases with the store; close() lets later calls through', async () => {
   const { store, tier, limiter } = tierAt(
     10_000_000,
-    { maxShare: 0.1 },
+    { maxShare: 0.1, leaseMs: 60_000 },
     { limit: 100, window: '1h' },
   )
   for (let i = 0; i < 4; i++) await limiter.consume('k')
@@ -368,7 +372,7 @@ test('reset forgets the leases with the store; close() lets later calls through'
 test('close() while requests wait for a lease: they go to the store, and no lease outlives it', async () => {
   const { store, tier, limiter } = tierAt(
     11_000_000,
-    { maxShare: 0.1 },
+    { maxShare: 0.1, leaseMs: 60_000 },
     { limit: 100, window: '1h' },
   )
   const waiting = Array.from({ length: 5 }, () => limiter.consume('k')) // one lease of 1 asked, 4 wait
@@ -416,7 +420,7 @@ test('on a store with its own clock, a refund is dated within the window the lea
 test('block ends the leases and refunds them: the block holds at once in this process', async () => {
   const { store, tier, limiter } = tierAt(
     13_000_000,
-    { maxShare: 0.1 },
+    { maxShare: 0.1, leaseMs: 60_000 },
     { limit: 100, window: '1h' },
   )
   for (let i = 0; i < 4; i++) await limiter.consume('k') // leases of 1 and 2, then of 4 (3 left)
@@ -436,7 +440,11 @@ test.each([
   [4, 4],
   [20, 6],
 ])('a key decided %i times costs %i store calls, close() included', async (decisions, calls) => {
-  const { store, tier, limiter } = tierAt(14_000_000, {}, { limit: 10_000, window: '1h' })
+  const { store, tier, limiter } = tierAt(
+    14_000_000,
+    { leaseMs: 60_000 },
+    { limit: 10_000, window: '1h' },
+  )
   for (let i = 0; i < decisions; i++) await limiter.consume('k')
   await tier.close()
   expect(store.calls).toBe(calls)
