@@ -1,7 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import type { LimiterOptions } from '@sluice/core'
 import { startRedis, type RedisServer } from '@sluice/testkit'
+import { forkWorker, nextMessage, running, type Worker } from './workers'
 
 // The central requirement: a limit holds across app servers. Four OS processes, each with its
 // own connection and RedisStore (server time), fire at one key all at once; in total exactly
@@ -27,27 +27,11 @@ const ROUNDS: (LimiterOptions & { algorithm: string })[] = [
   },
 ]
 
-interface Worker {
-  child: ChildProcess
-  messages: { ready?: boolean; round?: number; admitted?: number }[]
-  waiters: (() => void)[]
-}
-
-function nextMessage(worker: Worker): Promise<Worker['messages'][number]> {
-  return new Promise((resolve, reject) => {
-    const take = (): void => {
-      const message = worker.messages.shift()
-      if (message) resolve(message)
-      else if (worker.child.exitCode !== null) reject(new Error('worker exited'))
-      else worker.waiters.push(take)
-    }
-    take()
-  })
-}
+type Message = { ready?: boolean; round?: number; admitted?: number }
 
 describe('no over-admission across processes', () => {
   let server: RedisServer
-  const workers: Worker[] = []
+  const workers: Worker<Message>[] = []
 
   beforeAll(async () => {
     server = await startRedis()
@@ -57,27 +41,20 @@ describe('no over-admission across processes', () => {
     )
     const key = `mp:${Date.now()}`
     for (let i = 0; i < WORKERS; i++) {
-      const child = fork(
-        script,
-        [String(server.port), key, String(ATTEMPTS), JSON.stringify(rounds)],
-        { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+      workers.push(
+        forkWorker<Message>(script, [
+          String(server.port),
+          key,
+          String(ATTEMPTS),
+          JSON.stringify(rounds),
+        ]),
       )
-      const worker: Worker = { child, messages: [], waiters: [] }
-      const wake = (): void => {
-        for (const waiter of worker.waiters.splice(0)) waiter()
-      }
-      child.on('message', (m: Worker['messages'][number]) => {
-        worker.messages.push(m)
-        wake()
-      })
-      child.on('exit', wake)
-      workers.push(worker)
     }
     for (const worker of workers) expect(await nextMessage(worker)).toEqual({ ready: true })
   }, 30_000)
 
   afterAll(async () => {
-    for (const { child } of workers) if (child.exitCode === null) child.kill()
+    for (const worker of workers) if (running(worker)) worker.child.kill()
     await server?.stop()
   })
 

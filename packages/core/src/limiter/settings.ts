@@ -80,6 +80,7 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
         `an algorithm ${store.constructor.name} supports`,
       )
     }
+    store.checkPolicy?.(policy)
   }
   const pickPolicies = resolveThrottle(options.throttle, policies)
   const shadow = options.shadow ?? false

@@ -107,6 +107,12 @@ export interface Store {
   readonly local?: boolean
   /** Algorithms this store cannot run; a limiter refuses them at creation. Default: none. */
   readonly unsupportedAlgorithms?: readonly string[]
+  /**
+   * A store with rules about the policies it runs (localTier: a lease must end within its
+   * window) throws a ConfigError naming the option, its value and the rule; a limiter calls it
+   * for each policy at creation.
+   */
+  checkPolicy?(policy: Policy): void
   /** Releases timers and connections the store itself opened. */
   close?(): Promise<void>
 }

@@ -1,0 +1,23 @@
+// ioredis clients of the failure tests, configured as docs/redis.md recommends.
+import { once } from 'node:events'
+import { Redis } from 'ioredis'
+import type { RedisServer } from '@sluice/testkit'
+
+/**
+ * A client without an offline queue (fail fast instead of queueing every request while Redis
+ * is away), with one retry and quick reconnects, once it is ready. Its connection errors reach
+ * the limiter as store failures, so they are not logged.
+ */
+export async function failFastClient(server: RedisServer): Promise<Redis> {
+  const client = new Redis({
+    host: server.host,
+    port: server.port,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => 25,
+    connectTimeout: 500,
+  })
+  client.on('error', () => undefined)
+  if (client.status !== 'ready') await once(client, 'ready')
+  return client
+}
