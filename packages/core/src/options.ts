@@ -165,6 +165,17 @@ export interface LimiterOptions extends Partial<LimitOptions> {
   onDecision?: DecisionHook
 }
 
+/** The options of one limit (LimitOptions), as createLimiter and the simulator accept them. */
+export const LIMIT_OPTION_NAMES = [
+  'algorithm',
+  'limit',
+  'window',
+  'burst',
+  'precision',
+  'anchor',
+  'name',
+] as const
+
 /** Short codes of the algorithms: in policy ids, and in what stores send to their scripts. */
 export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
   'fixed-window': 'fw',

@@ -1,5 +1,6 @@
-// ioredis clients of the failure tests, configured as docs/redis.md recommends.
+// ioredis and iovalkey clients of the failure tests, configured as docs/redis.md recommends.
 import { once } from 'node:events'
+import { Redis as Valkey } from 'iovalkey'
 import { Redis } from 'ioredis'
 import type { RedisServer } from '@sluice/testkit'
 
@@ -8,8 +9,11 @@ import type { RedisServer } from '@sluice/testkit'
  * is away), with one retry and quick reconnects, once it is ready. Its connection errors reach
  * the limiter as store failures, so they are not logged.
  */
-export async function failFastClient(server: RedisServer): Promise<Redis> {
-  const client = new Redis({
+export async function failFastClient(
+  server: RedisServer,
+  Client: typeof Redis | typeof Valkey = Redis,
+): Promise<Redis> {
+  const client = new Client({
     host: server.host,
     port: server.port,
     enableOfflineQueue: false,
@@ -19,5 +23,6 @@ export async function failFastClient(server: RedisServer): Promise<Redis> {
   })
   client.on('error', () => undefined)
   if (client.status !== 'ready') await once(client, 'ready')
-  return client
+  // iovalkey is a fork of ioredis with the same API.
+  return client as Redis
 }

@@ -14,6 +14,7 @@ import { Redis as Valkey } from 'iovalkey'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { createClient as createClient6 } from 'redis6'
+import { failFastClient } from './clients'
 
 // Redis really dies (SIGKILL) and comes back, or stalls (DEBUG SLEEP), while requests flow,
 // with each client library. The client is configured as docs/redis.md recommends: no offline
@@ -56,22 +57,11 @@ async function readyClient(library: RedisLibrary): Promise<FailFastClient> {
     // node-redis keeps its queue private; with disableOfflineQueue it refuses commands at once.
     return { client, ready, queued: () => undefined }
   }
-  const Client = library === 'ioredis' ? Redis : Valkey
-  const client = new Client({
-    host: server.host,
-    port: server.port,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    retryStrategy: () => 25,
-    connectTimeout: 500,
-  })
-  // Without a listener ioredis logs every failed reconnect; the limiter reports failures.
-  client.on('error', () => undefined)
+  const client = await failFastClient(server, library === 'ioredis' ? Redis : Valkey)
   closers.push(() => client.disconnect())
   const ready = async () => {
     if (client.status !== 'ready') await once(client, 'ready')
   }
-  await ready()
   const queued = () =>
     (client as unknown as { offlineQueue: { length: number } }).offlineQueue.length
   return { client, ready, queued }

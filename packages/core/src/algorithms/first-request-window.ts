@@ -3,7 +3,7 @@
  * counter, its window starting at the first request counted while no window runs.
  */
 import type { Algorithm, StateVector } from './types'
-import { decideThenApply, rejectForever } from './types'
+import { decideThenApply, decideWindow } from './types'
 
 /**
  * State: [windowStart, count], as clock-aligned fixed-window's. A window runs while it holds a
@@ -25,22 +25,9 @@ export const firstRequestWindow: Algorithm = {
 
   decide(s, b, now, policy, cost, out) {
     const live = running(s, b, now, policy.windowMs)
-    const count = live ? s[b + 1] : 0
     // A request that finds no window starts one: it ends a whole window from now.
     const untilReset = live ? untilEnd(s, b, now, policy.windowMs) : policy.windowMs
-    if (cost > policy.limit) return rejectForever(out, policy.limit - count, live ? untilReset : 0)
-    out.delayMs = 0
-    if (count + cost <= policy.limit) {
-      out.allowed = true
-      out.remaining = policy.limit - count - cost
-      out.resetMs = count + cost > 0 ? untilReset : 0
-      out.retryAfterMs = 0
-    } else {
-      out.allowed = false
-      out.remaining = Math.max(0, policy.limit - count)
-      out.resetMs = untilReset
-      out.retryAfterMs = untilReset
-    }
+    decideWindow(out, policy.limit, live ? s[b + 1] : 0, cost, untilReset)
   },
 
   consume(s, b, now, policy, cost, out) {

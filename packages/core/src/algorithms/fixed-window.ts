@@ -3,7 +3,7 @@
  * steps back.
  */
 import type { Algorithm, StateVector } from './types'
-import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
+import { decideThenApply, decideWindow, modulo, windowIndex } from './types'
 
 /**
  * Counts requests in windows aligned to multiples of the window on the clock.
@@ -25,21 +25,7 @@ export const fixedWindow: Algorithm = {
   decide(s, b, now, policy, cost, out) {
     const windowStart = currentWindow(s, b, now, policy.windowMs)
     const count = s[b] === windowStart ? s[b + 1] : 0
-    const untilNextWindow = windowStart + policy.windowMs - now
-    if (cost > policy.limit)
-      return rejectForever(out, policy.limit - count, count > 0 ? untilNextWindow : 0)
-    out.delayMs = 0
-    if (count + cost <= policy.limit) {
-      out.allowed = true
-      out.remaining = policy.limit - count - cost
-      out.resetMs = count + cost > 0 ? untilNextWindow : 0
-      out.retryAfterMs = 0
-    } else {
-      out.allowed = false
-      out.remaining = Math.max(0, policy.limit - count)
-      out.resetMs = untilNextWindow
-      out.retryAfterMs = untilNextWindow
-    }
+    decideWindow(out, policy.limit, count, cost, windowStart + policy.windowMs - now)
   },
 
   consume(s, b, now, policy, cost, out) {

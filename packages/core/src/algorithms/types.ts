@@ -76,6 +76,32 @@ export function rejectForever(out: PolicyOutcome, remaining: number, resetMs: nu
   out.delayMs = 0
 }
 
+/**
+ * Fills `out` for a counter window holding `count`, which ends in `untilEnd` ms: fixed-window's
+ * decision, whichever moment its windows start at.
+ */
+export function decideWindow(
+  out: PolicyOutcome,
+  limit: number,
+  count: number,
+  cost: number,
+  untilEnd: number,
+): void {
+  if (cost > limit) return rejectForever(out, limit - count, count > 0 ? untilEnd : 0)
+  out.delayMs = 0
+  if (count + cost <= limit) {
+    out.allowed = true
+    out.remaining = limit - count - cost
+    out.resetMs = count + cost > 0 ? untilEnd : 0
+    out.retryAfterMs = 0
+  } else {
+    out.allowed = false
+    out.remaining = Math.max(0, limit - count)
+    out.resetMs = untilEnd
+    out.retryAfterMs = untilEnd
+  }
+}
+
 /** A blank outcome for `policy`: a Verdict, so a single-policy limiter can return it as the Decision. */
 export function newOutcome(policy: Policy): Verdict {
   return new Verdict(policy)

@@ -6,6 +6,7 @@ import type { Clock } from '../clock'
 import { invalidOption } from '../errors'
 import type { DecisionHook, DecisionReporter } from '../events'
 import {
+  LIMIT_OPTION_NAMES,
   checkKnownOptions,
   resolvePolicies,
   type LimiterOptions,
@@ -19,13 +20,7 @@ import { checkStoreErrorMode, describeMode } from './checks'
 import { resolveStoreSettings } from './store-settings'
 
 const KNOWN_OPTIONS = [
-  'algorithm',
-  'limit',
-  'window',
-  'burst',
-  'precision',
-  'anchor',
-  'name',
+  ...LIMIT_OPTION_NAMES,
   'limits',
   'store',
   'clock',

@@ -3,7 +3,12 @@
  */
 import { algorithmOf, newOutcome } from '../algorithms'
 import { combineOutcomes } from '../create-limiter'
-import { checkKnownOptions, resolvePolicies, type LimiterOptions } from '../options'
+import {
+  checkKnownOptions,
+  LIMIT_OPTION_NAMES,
+  resolvePolicies,
+  type LimiterOptions,
+} from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { invalidOption } from '../errors'
 
@@ -51,16 +56,7 @@ export interface SimulationResult {
   readonly rejected: number
 }
 
-const KNOWN_OPTIONS = [
-  'algorithm',
-  'limit',
-  'window',
-  'burst',
-  'precision',
-  'anchor',
-  'name',
-  'limits',
-]
+const KNOWN_OPTIONS = [...LIMIT_OPTION_NAMES, 'limits']
 
 function checkRequest(request: TraceRequest, index: number): Required<TraceRequest> {
   const { at, key = 'client', cost = 1 } = request ?? {}
