@@ -20,6 +20,16 @@ function nodeOutput(args: string[]): string {
   return execFileSync(process.execPath, args, { cwd: __dirname, encoding: 'utf8' }).trim()
 }
 
+test('require gives the middleware function itself, with the named exports on it', () => {
+  const required = nodeOutput([
+    '-e',
+    "const m = require('@sluice/express/compat'); console.log(typeof m, m === m.rateLimit, m === m.default, m.MINUTE)",
+  ])
+  expect(required).toBe('function true true 60000')
+  // The main entry stays an object of named exports.
+  expect(nodeOutput(['-e', "console.log(typeof require('@sluice/express'))"])).toBe('object')
+})
+
 test('require and import both load @sluice/express/compat, with the same exports', () => {
   const required = nodeOutput([
     '-e',
