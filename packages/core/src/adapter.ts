@@ -5,7 +5,7 @@
  */
 export { combineOutcomes } from './create-limiter'
 export { resolvePolicy, resolvePolicies, ALGORITHM_CODES, policyCode } from './options'
-export { METER_ALGORITHMS, MAX_SAFE_PRODUCT } from './policy'
+export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'
 export { boundKey, MAX_KEY_BYTES } from './http/keys'
 export {

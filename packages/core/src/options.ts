@@ -13,6 +13,7 @@ import { ConfigError, describeValue, invalidOption } from './errors'
 import {
   ALGORITHMS,
   MAX_SAFE_PRODUCT,
+  MAX_UNITS,
   METER_ALGORITHMS,
   WINDOW_ANCHORS,
   type Policy,
@@ -244,13 +245,7 @@ export function resolvePolicy(options: LimitOptions, path = ''): Policy {
     }
   }
   const anchor = resolveAnchor(options.anchor, algorithm, path)
-  if (Math.max(limit, burst) * windowMs > MAX_SAFE_PRODUCT) {
-    invalidOption(
-      `${path}limit`,
-      limit,
-      `small enough that limit x window (${windowMs} ms) stays under 2^50`,
-    )
-  }
+  checkSize(algorithm, limit, burst, windowMs, path)
   const name = options.name ?? `${limit}-per-${formatDuration(windowMs)}`
   if (typeof name !== 'string' || name.length === 0)
     invalidOption(`${path}name`, name, 'a non-empty string')
@@ -261,6 +256,39 @@ export function resolvePolicy(options: LimitOptions, path = ''): Policy {
       ? `${code}:${limit}:${windowMs}:${precision}`
       : `${code}:${limit}:${windowMs}`
   return { id, name, algorithm, limit, windowMs, burst: meter ? burst : limit, precision, anchor }
+}
+
+/**
+ * The sizes every store keeps exact. Past 2^50 for limit x window a policy is wide (isWide),
+ * exact through BigInt, except sliding-log: it keeps one entry per unit, so its bound is the
+ * narrow one. A meter's full bucket must drain within 2^50 ms, so its times stay exact too.
+ */
+function checkSize(
+  algorithm: AlgorithmName,
+  limit: number,
+  burst: number,
+  windowMs: number,
+  path: string,
+): void {
+  if (limit > MAX_UNITS) invalidOption(`${path}limit`, limit, 'at most 2^50 (1125899906842624)')
+  if (burst > MAX_UNITS) invalidOption(`${path}burst`, burst, 'at most 2^50 (1125899906842624)')
+  if (windowMs > MAX_SAFE_PRODUCT) {
+    invalidOption(`${path}window`, windowMs, 'at most 2^50 ms')
+  }
+  if (algorithm === 'sliding-log' && limit * windowMs > MAX_SAFE_PRODUCT) {
+    invalidOption(
+      `${path}limit`,
+      limit,
+      `small enough that limit x window (${windowMs} ms) stays under 2^50 for 'sliding-log', which keeps one entry per unit (a counter algorithm takes any size)`,
+    )
+  }
+  if (METER_ALGORITHMS.has(algorithm) && (burst / limit) * windowMs > MAX_SAFE_PRODUCT) {
+    invalidOption(
+      `${path}burst`,
+      burst,
+      `small enough that a full bucket drains within 2^50 ms (burst x window / limit; window ${windowMs} ms, limit ${limit})`,
+    )
+  }
 }
 
 /** Validates `anchor`: fixed-window's only, and one of the two. */

@@ -48,8 +48,26 @@ export interface Policy {
   readonly anchor: WindowAnchor
 }
 
-/** Largest capacity a policy may have: keeps `capacity x window` an exact integer in a double and in Lua. */
+/**
+ * Largest `capacity x window` the narrow arithmetic takes: below it every step is an exact
+ * integer in a double and in Lua. Past it a policy is wide (isWide): exact BigInt arithmetic in
+ * core, and stores that compute in doubles elsewhere (RedisStore's Lua) hand it to core.
+ */
 export const MAX_SAFE_PRODUCT = 2 ** 50
+
+/** Largest `limit`, `burst` and cost: every count and every slot of a state stays exact. */
+export const MAX_UNITS = 2 ** 50
+
+/**
+ * Whether `policy` passes MAX_SAFE_PRODUCT: budgets such as 10^9 tokens a day. Its meters then
+ * run the wide transitions (algorithms/wide-meter.ts); the counters need none (their products
+ * go through algorithms/exact.ts).
+ */
+export function isWide(policy: Pick<Policy, 'limit' | 'burst' | 'windowMs'>): boolean {
+  return (
+    (policy.limit > policy.burst ? policy.limit : policy.burst) * policy.windowMs > MAX_SAFE_PRODUCT
+  )
+}
 
 /** What one policy says about one request; all integers (or Infinity) so Lua can return them. */
 export interface PolicyOutcome {

@@ -4,7 +4,7 @@
 import type { EventLoopUtilization } from 'node:perf_hooks'
 import { invalidOption } from './errors'
 import type { SpareProbe, ThrottleMode } from './options'
-import { METER_ALGORITHMS, type Policy } from './policy'
+import { isWide, MAX_SAFE_PRODUCT, MAX_UNITS, METER_ALGORITHMS, type Policy } from './policy'
 
 export interface EventLoopSpareOptions {
   /**
@@ -63,6 +63,32 @@ function scale(policy: Policy, factor: number): Policy {
 }
 
 /**
+ * Every policy scaled by `factor`. A scaled policy keeps its nominal's id and so its state, so it
+ * must keep its arithmetic too: a factor that takes a narrow policy past 2^50 (isWide), where
+ * the stores keep state in another form, is refused, as is one past MAX_UNITS.
+ */
+function scaleAll(
+  policies: readonly Policy[],
+  factor: number,
+  option: string,
+  value: number,
+): Policy[] {
+  return policies.map((policy) => {
+    const scaled = scale(policy, factor)
+    if (Math.max(scaled.limit, scaled.burst) > MAX_UNITS || isWide(scaled) !== isWide(policy)) {
+      const bound = isWide(policy) ? MAX_UNITS : MAX_SAFE_PRODUCT / policy.windowMs
+      const most = Math.floor((100 * bound) / Math.max(policy.limit, policy.burst)) / 100
+      invalidOption(
+        option,
+        value,
+        `a factor of at most ${most} for '${policy.name}' (scaled, ${isWide(policy) ? 'its limit would pass 2^50' : 'its limit x window would pass 2^50, where its state takes another form'})`,
+      )
+    }
+    return scaled
+  })
+}
+
+/**
  * Resolves a throttle mode once, at creation, into a function that picks the policies for a
  * call: no allocation per request, the scaled policies are built here.
  */
@@ -75,7 +101,7 @@ export function resolveThrottle(
     if (typeof mode.soft !== 'number' || !(mode.soft >= 0) || !Number.isFinite(mode.soft)) {
       invalidOption('throttle.soft', mode.soft, 'a fraction >= 0, e.g. 0.1 for 10% over the limit')
     }
-    const soft = policies.map((policy) => scale(policy, 1 + mode.soft))
+    const soft = scaleAll(policies, 1 + mode.soft, 'throttle.soft', mode.soft)
     return () => soft
   }
   if (typeof mode === 'object' && mode !== null && 'elastic' in mode) {
@@ -94,7 +120,7 @@ export function resolveThrottle(
       invalidOption('throttle.spare', mode.spare, 'a function returning a boolean')
     }
     const spare = mode.spare ?? eventLoopSpare()
-    const elastic = policies.map((policy) => scale(policy, mode.elastic))
+    const elastic = scaleAll(policies, mode.elastic, 'throttle.elastic', mode.elastic)
     return () => (spare() ? elastic : policies)
   }
   return invalidOption(

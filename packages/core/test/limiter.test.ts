@@ -87,7 +87,13 @@ describe('options are checked at creation, naming the option and the value', () 
       { limit: 1, window: 1000, throttle: 'firm' },
       /`throttle` must be 'hard'.* got "firm"/,
     ],
-    ['huge product', { limit: 2 ** 40, window: '1d' }, /`limit` must be small enough/],
+    ['limit past 2^50', { limit: 2 ** 51, window: '1d' }, /`limit` must be at most 2\^50/],
+    [
+      'sliding-log past 2^50 for limit x window',
+      { algorithm: 'sliding-log', limit: 2 ** 40, window: '1d' },
+      /`limit` must be small enough that limit x window \(86400000 ms\) stays under 2\^50 for 'sliding-log'/,
+    ],
+    ['window past 2^50 ms', { limit: 1, window: 2 ** 51 }, /`window` must be at most 2\^50 ms/],
   ]
   test.each(cases)('%s', (_name, options, message) => {
     expect(() => createLimiter(options as never)).toThrow(ConfigError)

@@ -303,9 +303,14 @@ describe('validation: each error names the file, the line, the path and what is 
       'rules.yaml:4: `descriptors[0].rate_limit.burst` must be a positive integer; got 0',
     ],
     [
-      'limit too large for the window',
-      `domain: api\ndescriptors:\n  - key: a\n    rate_limit: { unit: day, requests_per_unit: 100000000 }`,
-      'rules.yaml:4: `descriptors[0].rate_limit.requests_per_unit` must be small enough that limit x window (86400000 ms) stays under 2^50; got 100000000',
+      'limit too large for a sliding log',
+      `domain: api\ndescriptors:\n  - key: a\n    rate_limit: { unit: day, requests_per_unit: 100000000, algorithm: sliding-log }`,
+      "rules.yaml:4: `descriptors[0].rate_limit.requests_per_unit` must be small enough that limit x window (86400000 ms) stays under 2^50 for 'sliding-log', which keeps one entry per unit (a counter algorithm takes any size); got 100000000",
+    ],
+    [
+      'limit past 2^50',
+      `domain: api\ndescriptors:\n  - key: a\n    rate_limit: { unit: second, requests_per_unit: 2000000000000000 }`,
+      'rules.yaml:4: `descriptors[0].rate_limit.requests_per_unit` must be at most 2^50 (1125899906842624); got 2000000000000000',
     ],
     [
       'unknown key in a descriptor',

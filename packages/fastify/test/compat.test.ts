@@ -107,9 +107,14 @@ test('max: 0 refuses every request', async () => {
   expect(limitHeaders(refused)).toBe('0 0 5 5')
 })
 
-test('a window longer than a policy may have (limit x window over 2^50) is cut to fit, not a failed request', async () => {
+test('a window longer than a policy may have (2^50 ms) is cut to fit, not a failed request', async () => {
   const app = await build({ max: 2, timeWindow: 2 ** 52 })
-  expect(limitHeaders(await hit(app))).toBe(`2 1 ${Math.ceil(2 ** 49 / 1000)} -`)
+  expect(limitHeaders(await hit(app))).toBe(`2 1 ${Math.ceil(2 ** 50 / 1000)} -`)
+})
+
+test('a budget past 2^50 for limit x window is kept whole, not cut', async () => {
+  const app = await build({ max: 1e9, timeWindow: 86_400_000 })
+  expect(limitHeaders(await hit(app))).toBe('1000000000 999999999 86400 -')
 })
 
 test('exponentialBackoff stops doubling at Number.MAX_SAFE_INTEGER ms', async () => {

@@ -3,7 +3,7 @@
  * its policy arguments and state keys, worked out once per policies array.
  */
 import { type AlgorithmName, type Policy } from '@sluice/core'
-import { policyCode } from '@sluice/core/adapter'
+import { isWide, policyCode } from '@sluice/core/adapter'
 import type { FlatKind } from './flat-outcome'
 import { escapePart } from './keys'
 import { flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'
@@ -40,6 +40,11 @@ export interface Plan {
   readonly policies: readonly Policy[]
   /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
   readonly own: PolicyScript | undefined
+  /**
+   * A policy is wide (core's isWide): core decides every policy of the plan in this process,
+   * by compare-and-set (wide.ts), on state keys of their own (`<state key>:v`).
+   */
+  readonly wide: boolean
 }
 
 /** How each algorithm's scripts reply for one policy (see flat-outcome.ts). */
@@ -117,7 +122,8 @@ export class Planner {
           String(p.precision),
         )
       }
-      const flat = policies.length === 1 ? FLAT[policies[0].algorithm] : undefined
+      const wide = policies.some(isWide)
+      const flat = policies.length === 1 && !wide ? FLAT[policies[0].algorithm] : undefined
       plan = {
         script: scriptFor(policies),
         generic: genericFor(policies),
@@ -129,6 +135,7 @@ export class Planner {
         kinds: policies.map((p) => FLAT[p.algorithm]),
         policies,
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
+        wide,
       }
       this.plans.set(policies, plan)
     }

@@ -25,6 +25,7 @@ import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
+import { WIDE_SUFFIX, WideRunner } from './wide'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
 
@@ -55,6 +56,8 @@ export class RedisStore implements Store {
   private requests = 0
   /** The shared scripts, each with whether this store has sent it yet (see evaluate). */
   private readonly loaded = new Map<LuaScript, LoadedScript>()
+  /** Plans with a wide policy (see wide.ts). */
+  private readonly wide: WideRunner
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
@@ -75,6 +78,7 @@ export class RedisStore implements Store {
       requestId: (plan) => this.requestId(plan),
       runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra),
     })
+    this.wide = new WideRunner(this.client, settings.serverTime, Number(settings.toleranceMs))
     for (const script of Object.values(SCRIPTS)) {
       this.loaded.set(script, { lua: script.lua, sha: script.sha, sent: false })
     }
@@ -172,8 +176,12 @@ export class RedisStore implements Store {
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
     this.cache?.forget(key)
     const stem = keyStem(this.prefix, key)
+    const suffix = this.planner.plan(policies).wide ? WIDE_SUFFIX : ''
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
-    await this.client.del([...policies.map((p, i) => stateKey(stem, keys, i, p.id)), stem + 'b'])
+    await this.client.del([
+      ...policies.map((p, i) => stateKey(stem, keys, i, p.id) + suffix),
+      stem + 'b',
+    ])
   }
 
   /** Forgets the block cache. The client belongs to the caller, who closes it. */
@@ -200,6 +208,10 @@ export class RedisStore implements Store {
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
     const keys = request.keys
+    if (plan.wide) {
+      const names = plan.ids.map((id, i) => stateKey(stem, keys, i, id) + WIDE_SUFFIX)
+      return this.wide.run(names, stem + 'b', plan.policies, request, op)
+    }
     const declared = this.client.isCluster ? n : n + 1
     // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
     const args: string[] = [script.sha, String(declared)]

@@ -16,6 +16,7 @@ import { registerPenaltyCases } from './conformance/penalties'
 import { registerReservationCases } from './conformance/reservations'
 import { registerStateKeyCases } from './conformance/state-keys'
 import { registerTraceCases } from './conformance/traces'
+import { registerWideCases } from './conformance/wide'
 
 export type { StoreCapabilities, StoreUnderTest } from './conformance/context'
 export { limitArbitrary, plain, ReferenceModel } from './conformance/model'
@@ -37,5 +38,6 @@ export function describeStoreConformance(
     registerStateKeyCases(ctx)
     registerReservationCases(ctx)
     registerTraceCases(ctx)
+    registerWideCases(ctx)
   })
 }

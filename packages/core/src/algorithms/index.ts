@@ -1,7 +1,7 @@
 /**
  * Owns the table of algorithms by name, as policies and stores look them up.
  */
-import type { AlgorithmName, Policy } from '../policy'
+import { isWide, type AlgorithmName, type Policy } from '../policy'
 import type { Algorithm } from './types'
 import { firstRequestWindow } from './first-request-window'
 import { fixedWindow } from './fixed-window'
@@ -10,6 +10,7 @@ import { leakyBucket } from './leaky-bucket'
 import { slidingLog } from './sliding-log'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
+import { gcraWide, leakyBucketWide, tokenBucketWide } from './wide-meter'
 
 export type { Algorithm, Decide, StateVector } from './types'
 export { decideThenApply, newOutcome } from './types'
@@ -23,7 +24,20 @@ export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = {
   gcra,
 }
 
-/** The transitions `policy` runs: its algorithm's, or fixed-window's per-key variant's. */
-export function algorithmOf(policy: Pick<Policy, 'algorithm' | 'anchor'>): Algorithm {
-  return policy.anchor === 'first-request' ? firstRequestWindow : algorithms[policy.algorithm]
+/** The meters' transitions for wide policies (see isWide); the counters are exact at any size. */
+const WIDE: Partial<Record<AlgorithmName, Algorithm>> = {
+  'token-bucket': tokenBucketWide,
+  'leaky-bucket': leakyBucketWide,
+  gcra: gcraWide,
+}
+
+/**
+ * The transitions `policy` runs: its algorithm's; fixed-window's per-key variant's; a meter's
+ * wide one when the policy is wide.
+ */
+export function algorithmOf(
+  policy: Pick<Policy, 'algorithm' | 'anchor' | 'limit' | 'burst' | 'windowMs'>,
+): Algorithm {
+  if (policy.anchor === 'first-request') return firstRequestWindow
+  return (isWide(policy) && WIDE[policy.algorithm]) || algorithms[policy.algorithm]
 }

@@ -5,6 +5,7 @@
 import type { Policy, PolicyOutcome } from '../policy'
 import type { Algorithm, StateVector } from './types'
 import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
+import { mulDivCeil, mulDivFloor, productAtLeast } from './exact'
 
 /*
  * The window is cut into `precision` buckets of `windowMs / precision` ms. A request at `now`
@@ -13,7 +14,8 @@ import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
  * precision 1: current + previous x (1 - elapsed share)). Admit when floor(estimate) + cost <= limit.
  *
  * State: [newestBucket, counter per bucket in a ring of precision + 1]. Estimates are kept
- * multiplied by the bucket length so that every step is integer arithmetic.
+ * multiplied by the bucket length so that every step is integer arithmetic, exact at any size
+ * (exact.ts: a wide policy's counter x bucket length may pass 2^53).
  */
 
 function count(s: StateVector, b: number, policy: Policy, bucket: number): number {
@@ -66,7 +68,7 @@ function usedAt(
   const newestCount = s[b + 1 + ringSlot(newest, 2)]
   const before = bucket > newest ? newestCount : newest > 0 ? s[b + 1 + ringSlot(newest - 1, 2)] : 0
   const full = bucket > newest ? 0 : newestCount
-  return before > 0 ? full + Math.floor((before * (size - (now - bucket * size))) / size) : full
+  return before > 0 ? full + mulDivFloor(before, size - (now - bucket * size), size) : full
 }
 
 /** usedAt over `precision` buckets (kept apart so the common case stays small). */
@@ -92,7 +94,7 @@ function usedOverRing(
     partial >= 0 && partial > newest - ring
       ? s[b + 1 + slotBefore(newestSlot, newest, partial, ring)]
       : 0
-  return oldest > 0 ? full + Math.floor((oldest * (size - (now - bucket * size))) / size) : full
+  return oldest > 0 ? full + mulDivFloor(oldest, size - (now - bucket * size), size) : full
 }
 
 /** ms from `now` until floor(estimate) + cost <= limit, if no other request arrives. */
@@ -109,8 +111,8 @@ function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: n
     if (headroom <= 0) continue
     const start = bucket === first ? now - bucket * size : 0
     let offset = start
-    if (oldest * (size - start) >= headroom * size) {
-      offset = size - Math.ceil((headroom * size) / oldest) + 1
+    if (productAtLeast(oldest, size - start, headroom, size)) {
+      offset = size - mulDivCeil(headroom, size, oldest) + 1
     }
     return bucket * size + offset - now
   }
@@ -208,7 +210,7 @@ export const slidingWindow: Algorithm = {
       const newestCount = s[b + 1 + (newest & 1)]
       const before = bucket > newest ? newestCount : newest > 0 ? s[b + 1 + ((newest - 1) & 1)] : 0
       used = bucket > newest ? 0 : newestCount
-      if (before > 0) used += Math.floor((before * (size - (rawNow - bucket * size))) / size)
+      if (before > 0) used += mulDivFloor(before, size - (rawNow - bucket * size), size)
     }
     if (used + cost > policy.limit || cost === 0) {
       return decideThenApply(slidingWindow, s, b, rawNow, policy, cost, out)

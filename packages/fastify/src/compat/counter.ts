@@ -59,8 +59,8 @@ export function createCounter(options: CounterOptions): Counter {
         algorithm: 'fixed-window',
         anchor: 'first-request',
         limit,
-        // Sluice keeps limit x window exact in every store: a longer window is cut to fit.
-        window: Math.min(Math.max(1, timeWindow), Math.floor(MAX_SAFE_PRODUCT / limit)),
+        // Sluice keeps every time exact in every store: a window past 2^50 ms is cut to it.
+        window: Math.min(Math.max(1, timeWindow), MAX_SAFE_PRODUCT),
         store,
         prefix,
         clock: systemClock,

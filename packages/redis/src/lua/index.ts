@@ -21,6 +21,7 @@ import { PRELUDE } from './prelude'
 import { SLIDING_LOG } from './sliding-log'
 import { SLIDING_WINDOW } from './sliding-window'
 import { TOKEN_BUCKET } from './token-bucket'
+import { WIDE_READ, WIDE_WRITE } from './wide'
 
 /** One Lua script as RedisStore runs it (EVALSHA, and EVAL to load it). */
 export interface LuaScript {
@@ -84,7 +85,13 @@ function build(algorithms: readonly AlgorithmName[]): LuaScript {
 export type FlatAlgorithm = AlgorithmName
 
 export type ScriptName =
-  AlgorithmName | 'mixed' | `${FlatAlgorithm}:1` | 'fixed-window/first-request:1' | 'block'
+  | AlgorithmName
+  | 'mixed'
+  | `${FlatAlgorithm}:1`
+  | 'fixed-window/first-request:1'
+  | 'block'
+  | 'wide-read'
+  | 'wide-write'
 
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
@@ -94,7 +101,8 @@ const ALL = Object.keys(BODIES) as AlgorithmName[]
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
  * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
  * has one per anchor). `block`: sets
- * or lifts a key's block (block.ts).
+ * or lifts a key's block (block.ts). `wide-read`, `wide-write`: the read and compare-and-set of
+ * plans with a wide policy (wide.ts).
  */
 export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'fixed-window': build(['fixed-window']),
@@ -114,4 +122,6 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'sliding-window:1': script(flatLua('sliding-window')),
   'sliding-log:1': script(flatLua('sliding-log')),
   block: script(BLOCK),
+  'wide-read': script(WIDE_READ),
+  'wide-write': script(WIDE_WRITE),
 }

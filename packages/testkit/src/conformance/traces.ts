@@ -7,56 +7,59 @@ import fc from 'fast-check'
 import type { ConformanceContext } from './context'
 import { plain, ReferenceModel, limitArbitrary, stepArbitrary, costs, type Step } from './model'
 
-export function registerTraceCases(ctx: ConformanceContext): void {
-  const { freshKey, supported, multiple, refunds, extraSteps, traceRuns, ordered } = ctx
-  // ---- Randomized traces against core's pure transitions ---------------------------------
-
-  /** Replays a trace on the store and on the reference model; every outcome must match. */
-  async function replay(policies: Policy[], start: number, steps: readonly Step[]) {
-    const key = freshKey()
-    const model = new ReferenceModel(policies)
-    let now = start
-    const admitted: number[] = []
-    for (const [index, step] of steps.entries()) {
-      now += step.dt
-      const where = `step ${index} (${step.op} at ${now})`
-      if (step.op === 'consume') {
-        const expected = model.consume(now, step.cost)
-        const { outcomes } = await ctx.store.consume({ key, policies, cost: step.cost, now })
-        expect({ where, outcomes: plain(outcomes) }).toEqual({ where, outcomes: expected })
-        if (expected.every((o) => o.allowed)) admitted.push(now)
-      } else if (step.op === 'wait') {
-        const { cost, maxDelayMs } = step
-        const expected = model.consume(now, cost, maxDelayMs)
-        const { outcomes } = await ctx.store.consume({ key, policies, cost, now, maxDelayMs })
-        expect({ where, maxDelayMs, outcomes: plain(outcomes) }).toEqual({
-          where,
-          maxDelayMs,
-          outcomes: expected,
-        })
-        if (expected.every((o) => o.allowed)) admitted.push(now)
-      } else if (step.op === 'penalize') {
-        model.penalize(now, step.cost)
-        await ctx.store.penalize({ key, policies, cost: step.cost, now })
-      } else if (step.op === 'reward') {
-        model.refund(now, step.cost)
-        await ctx.store.refund({ key, policies, cost: step.cost, now })
-      } else if (step.op === 'peek') {
-        const expected = model.peek(now, step.cost)
-        const { outcomes } = await ctx.store.peek({ key, policies, cost: step.cost, now })
-        expect({ where, outcomes: plain(outcomes) }).toEqual({ where, outcomes: expected })
-      } else if (step.op === 'refund') {
-        if (!refunds) continue
-        const at = admitted.length > 0 ? admitted[step.pick % admitted.length] : now
-        model.refund(now, step.cost, at)
-        await ctx.store.refund({ key, policies, cost: step.cost, now, at })
-      } else {
-        model.reset()
-        await ctx.store.reset(key, policies)
-      }
+/** Replays a trace on the store and on the reference model; every outcome must match. */
+export async function replay(
+  ctx: ConformanceContext,
+  policies: Policy[],
+  start: number,
+  steps: readonly Step[],
+): Promise<void> {
+  const key = ctx.freshKey()
+  const model = new ReferenceModel(policies)
+  let now = start
+  const admitted: number[] = []
+  for (const [index, step] of steps.entries()) {
+    now += step.dt
+    const where = `step ${index} (${step.op} at ${now})`
+    if (step.op === 'consume') {
+      const expected = model.consume(now, step.cost)
+      const { outcomes } = await ctx.store.consume({ key, policies, cost: step.cost, now })
+      expect({ where, outcomes: plain(outcomes) }).toEqual({ where, outcomes: expected })
+      if (expected.every((o) => o.allowed)) admitted.push(now)
+    } else if (step.op === 'wait') {
+      const { cost, maxDelayMs } = step
+      const expected = model.consume(now, cost, maxDelayMs)
+      const { outcomes } = await ctx.store.consume({ key, policies, cost, now, maxDelayMs })
+      expect({ where, maxDelayMs, outcomes: plain(outcomes) }).toEqual({
+        where,
+        maxDelayMs,
+        outcomes: expected,
+      })
+      if (expected.every((o) => o.allowed)) admitted.push(now)
+    } else if (step.op === 'penalize') {
+      model.penalize(now, step.cost)
+      await ctx.store.penalize({ key, policies, cost: step.cost, now })
+    } else if (step.op === 'reward') {
+      model.refund(now, step.cost)
+      await ctx.store.refund({ key, policies, cost: step.cost, now })
+    } else if (step.op === 'peek') {
+      const expected = model.peek(now, step.cost)
+      const { outcomes } = await ctx.store.peek({ key, policies, cost: step.cost, now })
+      expect({ where, outcomes: plain(outcomes) }).toEqual({ where, outcomes: expected })
+    } else if (step.op === 'refund') {
+      if (!ctx.refunds) continue
+      const at = admitted.length > 0 ? admitted[step.pick % admitted.length] : now
+      model.refund(now, step.cost, at)
+      await ctx.store.refund({ key, policies, cost: step.cost, now, at })
+    } else {
+      model.reset()
+      await ctx.store.reset(key, policies)
     }
   }
+}
 
+export function registerTraceCases(ctx: ConformanceContext): void {
+  const { freshKey, supported, multiple, extraSteps, traceRuns, ordered } = ctx
   for (const algorithm of supported) {
     test(`randomized traces equal core's transitions (${algorithm})`, async () => {
       await fc.assert(
@@ -65,7 +68,7 @@ export function registerTraceCases(ctx: ConformanceContext): void {
           fc.integer({ min: 0, max: 10_000_000 }),
           fc.array(stepArbitrary(3000, extraSteps), { minLength: 1, maxLength: 40 }),
           async (limit, start, steps) => {
-            await replay([resolvePolicy(limit)], start, steps)
+            await replay(ctx, [resolvePolicy(limit)], start, steps)
           },
         ),
         { numRuns: traceRuns },
@@ -138,7 +141,7 @@ export function registerTraceCases(ctx: ConformanceContext): void {
           async (options, start, steps) => {
             // Unique names, as the limiter requires; ids may repeat (then state is shared).
             const policies = options.map((o, i) => resolvePolicy({ ...o, name: `l${i}` }))
-            await replay(policies, start, steps)
+            await replay(ctx, policies, start, steps)
           },
         ),
         { numRuns: traceRuns },

@@ -1,0 +1,53 @@
+/**
+ * Owns exact integer products and quotients past what a double holds: `a x b / c` for the
+ * sliding window's weighted counter, and floor and ceiling division of BigInts for the wide
+ * meters (wide-meter.ts).
+ */
+
+/**
+ * Products up to 2^50 take the double path: there, dividing the rounded product and flooring it
+ * is exact (the quotient's error stays below 1 / divisor). Past it, BigInt.
+ */
+const EXACT_PRODUCT = 2 ** 50
+
+/** floor(a x b / c) for non-negative integers a, b and positive c, exact at any size. */
+export function mulDivFloor(a: number, b: number, c: number): number {
+  const product = a * b
+  if (product <= EXACT_PRODUCT) return Math.floor(product / c)
+  return Number((whole(a) * whole(b)) / whole(c))
+}
+
+/** ceil(a x b / c) for non-negative integers a, b and positive c, exact at any size. */
+export function mulDivCeil(a: number, b: number, c: number): number {
+  const product = a * b
+  if (product <= EXACT_PRODUCT) return Math.ceil(product / c)
+  return Number(ceilDiv(whole(a) * whole(b), whole(c)))
+}
+
+/** Whether a x b >= c x d, for non-negative integers, exact at any size. */
+export function productAtLeast(a: number, b: number, c: number, d: number): boolean {
+  const left = a * b
+  const right = c * d
+  if (left <= EXACT_PRODUCT && right <= EXACT_PRODUCT) return left >= right
+  return whole(a) * whole(b) >= whole(c) * whole(d)
+}
+
+/**
+ * A BigInt of a whole number. Every operand is one, except with a clock that reads fractions of
+ * a ms (an injected one): past 2^50 those are floored rather than thrown on.
+ */
+function whole(x: number): bigint {
+  return BigInt(Math.floor(x))
+}
+
+/** floor(a / b) for b > 0 (BigInt division truncates toward zero). */
+export function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b
+  return a < 0n && q * b !== a ? q - 1n : q
+}
+
+/** ceil(a / b) for b > 0. */
+export function ceilDiv(a: bigint, b: bigint): bigint {
+  const q = a / b
+  return a > 0n && q * b !== a ? q + 1n : q
+}
