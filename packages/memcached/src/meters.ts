@@ -2,37 +2,22 @@
  * Owns the meters on memcached (token-bucket, gcra, leaky-bucket): one item per key and
  * policy, rewritten by compare-and-swap, with updates of one key serialized in this process.
  */
+import { SerialQueues } from '@sluice/core/adapter'
 import { CONFLICT, type Item, type Wire } from './wire'
 import { encodeMeter, type Part } from './layout'
 import { contention, meterState, meterTtl, type MeterWrite } from './state'
 
 export class Meters {
-  /** Tail of the queue of meter updates per key in this process (see `serial`). */
-  private readonly queues = new Map<string, Promise<void>>()
+  /** Meter updates of one key, one after another in this process (see SerialQueues). */
+  private readonly queues = new SerialQueues()
 
   constructor(
     private readonly wire: Wire,
     private readonly casAttempts: number,
   ) {}
 
-  /**
-   * Runs meter updates of one key one after another within this process. Without it, requests
-   * in flight together on a hot key would all read the same CAS value and all but one lose the
-   * race, over and over (measured: most calls failing with 50 in flight); compare-and-swap is
-   * then left to arbitrate between processes only.
-   */
   serial<T>(route: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(route)
-    const run = previous === undefined ? task() : previous.then(task)
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    )
-    this.queues.set(route, tail)
-    void tail.then(() => {
-      if (this.queues.get(route) === tail) this.queues.delete(route)
-    })
-    return run
+    return this.queues.run(route, task)
   }
 
   /**

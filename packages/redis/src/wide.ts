@@ -8,7 +8,7 @@
  * processes. Two round trips instead of one; a lost race is decided again from a fresh read.
  */
 import type { Policy, PolicyOutcome, StoreRefund, StoreRequest } from '@sluice/core'
-import { algorithmOf } from '@sluice/core/adapter'
+import { algorithmOf, SerialQueues } from '@sluice/core/adapter'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import { describeValue } from './keys'
@@ -21,7 +21,7 @@ export type WideOp = 'c' | 'p' | 'r' | 'x'
 /**
  * Reads and writes of one key that lose to another process this many times in a row fail the
  * call (the limiter's onStoreError decides then): far more than a key sees while the calls of
- * this process are queued per key (see `serial`).
+ * this process are queued per key.
  */
 const ATTEMPTS = 16
 
@@ -56,8 +56,8 @@ function decode(key: string, value: string, slots: number): number[] {
 export class WideRunner {
   private readonly read: LoadedScript
   private readonly write: LoadedScript
-  /** Tail of the queue of calls per client key in this process (see `serial`). */
-  private readonly queues = new Map<string, Promise<unknown>>()
+  /** Calls of one client key, one after another in this process (see SerialQueues). */
+  private readonly queues = new SerialQueues()
 
   constructor(
     private readonly client: ScriptClient,
@@ -77,7 +77,7 @@ export class WideRunner {
     request: StoreRequest,
     op: WideOp,
   ): Promise<PolicyOutcome[]> {
-    return this.serial(block, async () => {
+    return this.queues.run(block, async () => {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const outcomes = await this.once(keys, block, policies, request, op)
         if (outcomes !== CONFLICT) return outcomes
@@ -86,25 +86,6 @@ export class WideRunner {
         `sluice: ${ATTEMPTS} compare-and-set writes in a row on ${block.slice(0, -1)}* lost to other writers`,
       )
     })
-  }
-
-  /**
-   * Runs the calls of one client key one after another in this process: calls in flight
-   * together on a hot key would otherwise all read the same state and all but one lose the
-   * race; compare-and-set then only arbitrates between processes.
-   */
-  private serial<T>(route: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(route)
-    const run = previous === undefined ? task() : previous.then(task, task)
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    )
-    this.queues.set(route, tail)
-    void tail.then(() => {
-      if (this.queues.get(route) === tail) this.queues.delete(route)
-    })
-    return run
   }
 
   private async once(

@@ -112,23 +112,6 @@ function setTat(s: StateVector, b: number, now: number, policy: Policy, after: b
   s[b + 1] = Number(after - wholeMs * limit)
 }
 
-export const gcraWide: Algorithm = {
-  slots: () => 2,
-  decide(s, b, now, policy, cost, out, maxDelayMs) {
-    decideMeterWide(tatBacklog(s, b, now, policy), policy, cost, out, false, maxDelayMs)
-  },
-  apply(s, b, now, policy, cost) {
-    setTat(s, b, now, policy, tatBacklog(s, b, now, policy) + units(cost, policy))
-  },
-  refund(s, b, now, policy, cost) {
-    setTat(s, b, now, policy, tatBacklog(s, b, now, policy) - units(cost, policy))
-  },
-  penalize(s, b, now, policy, cost) {
-    setTat(s, b, now, policy, penalizedWide(tatBacklog(s, b, now, policy), policy, cost))
-  },
-  expiresAt: (s, b) => (s[b] > 0 ? s[b] + (s[b + 1] > 0 ? 1 : 0) : 0),
-}
-
 // token-bucket, leaky-bucket: [whole units missing, remainder, lastRefill], as token-bucket.ts.
 
 /** The backlog at `now` (drained since the last refill; held while the clock is behind it). */
@@ -147,28 +130,42 @@ function setBucket(s: StateVector, b: number, now: number, policy: Policy, level
   s[b + 2] = Math.max(now, s[b + 2])
 }
 
-/** token-bucket (shaping false) or leaky-bucket (true) for wide policies. */
-export function bucketWide(shaping: boolean): Algorithm {
+function bucketExpiry(s: StateVector, b: number, policy: Policy): number {
+  const level = BigInt(s[b]) * BigInt(policy.windowMs) + BigInt(s[b + 1])
+  return level > 0n ? s[b + 2] + Number(ceilDiv(level, BigInt(policy.limit))) : 0
+}
+
+type Backlog = (s: StateVector, b: number, now: number, policy: Policy) => bigint
+type SetBacklog = (s: StateVector, b: number, now: number, policy: Policy, after: bigint) => void
+
+/** A wide meter from how it reads and stores its backlog: the transitions are the same. */
+function wideMeter(
+  slots: number,
+  backlog: Backlog,
+  set: SetBacklog,
+  shaping: boolean,
+  expiresAt: Algorithm['expiresAt'],
+): Algorithm {
   return {
-    slots: () => 3,
+    slots: () => slots,
     decide(s, b, now, policy, cost, out, maxDelayMs) {
-      decideMeterWide(bucketBacklog(s, b, now, policy), policy, cost, out, shaping, maxDelayMs)
+      decideMeterWide(backlog(s, b, now, policy), policy, cost, out, shaping, maxDelayMs)
     },
     apply(s, b, now, policy, cost) {
-      setBucket(s, b, now, policy, bucketBacklog(s, b, now, policy) + units(cost, policy))
+      set(s, b, now, policy, backlog(s, b, now, policy) + units(cost, policy))
     },
     refund(s, b, now, policy, cost) {
-      setBucket(s, b, now, policy, bucketBacklog(s, b, now, policy) - units(cost, policy))
+      set(s, b, now, policy, backlog(s, b, now, policy) - units(cost, policy))
     },
     penalize(s, b, now, policy, cost) {
-      setBucket(s, b, now, policy, penalizedWide(bucketBacklog(s, b, now, policy), policy, cost))
+      set(s, b, now, policy, penalizedWide(backlog(s, b, now, policy), policy, cost))
     },
-    expiresAt(s, b, policy) {
-      const level = BigInt(s[b]) * BigInt(policy.windowMs) + BigInt(s[b + 1])
-      return level > 0n ? s[b + 2] + Number(ceilDiv(level, BigInt(policy.limit))) : 0
-    },
+    expiresAt,
   }
 }
 
-export const tokenBucketWide = bucketWide(false)
-export const leakyBucketWide = bucketWide(true)
+export const gcraWide = wideMeter(2, tatBacklog, setTat, false, (s, b) =>
+  s[b] > 0 ? s[b] + (s[b + 1] > 0 ? 1 : 0) : 0,
+)
+export const tokenBucketWide = wideMeter(3, bucketBacklog, setBucket, false, bucketExpiry)
+export const leakyBucketWide = wideMeter(3, bucketBacklog, setBucket, true, bucketExpiry)
