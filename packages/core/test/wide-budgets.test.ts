@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { createLimiter, MemoryStore, type Policy, type PolicyOutcome } from '../src'
+import { createLimiter, localTier, MemoryStore, type Policy, type PolicyOutcome } from '../src'
 import { algorithms, algorithmOf } from '../src/algorithms'
 import { mulDivCeil, mulDivFloor, productAtLeast } from '../src/algorithms/exact'
 import { gcraWide, leakyBucketWide, tokenBucketWide } from '../src/algorithms/wide-meter'
@@ -225,6 +225,28 @@ describe('budgets at LLM-token scale', () => {
       }
     }
   })
+})
+
+describe('the local tier over a wide limit', () => {
+  test.each(['gcra', 'token-bucket', 'fixed-window', 'sliding-window'] as const)(
+    '%s: leases, admits up to the budget, and returns every unspent unit on close',
+    async (algorithm) => {
+      const now = 1_764_000_000_000
+      const shared = new MemoryStore()
+      const tier = localTier(shared, {})
+      const options = { algorithm, limit: 1e12, window: '31d', clock: () => now } as const
+      const limiter = createLimiter({ ...options, store: tier })
+      let admitted = 0
+      for (let i = 0; i < 200; i++) {
+        if ((await limiter.consume('k', { cost: 7e9 })).allowed) admitted += 7e9
+      }
+      // 142 x 7e9 fit in 10^12; what the tier leased but did not spend goes back on close.
+      expect(admitted).toBe(142 * 7e9)
+      await tier.close()
+      const direct = createLimiter({ ...options, store: shared })
+      expect(1e12 - (await direct.peek('k')).remaining).toBe(admitted)
+    },
+  )
 })
 
 describe('sizes that stay refused', () => {
