@@ -25,7 +25,9 @@ import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
-import { WIDE_SUFFIX, WideRunner } from './wide'
+import { CasRunner, type CasOp } from './cas/runner'
+import { packedBlock, packedPlaces, packedStem } from './cas/packed-places'
+import { KeyStorage, PackedStorage } from './cas/storage'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
 
@@ -56,8 +58,11 @@ export class RedisStore implements Store {
   private requests = 0
   /** The shared scripts, each with whether this store has sent it yet (see evaluate). */
   private readonly loaded = new Map<LuaScript, LoadedScript>()
-  /** Plans with a wide policy (see wide.ts). */
-  private readonly wide: WideRunner
+  /** Plans with a wide policy, on keys of their own (see cas/runner.ts). */
+  private readonly wide: CasRunner
+  /** Every plan of a packed store (RedisStoreOptions.packed); undefined when not packed. */
+  private readonly packed: CasRunner | undefined
+  private readonly groups: number
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
@@ -78,7 +83,13 @@ export class RedisStore implements Store {
       requestId: (plan) => this.requestId(plan),
       runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra),
     })
-    this.wide = new WideRunner(this.client, settings.serverTime, Number(settings.toleranceMs))
+    const slack = Number(settings.toleranceMs)
+    this.wide = new CasRunner(new KeyStorage(this.client), settings.serverTime, slack)
+    this.groups = settings.groups
+    this.packed =
+      settings.groups > 0
+        ? new CasRunner(new PackedStorage(this.client), settings.serverTime, slack)
+        : undefined
     for (const script of Object.values(SCRIPTS)) {
       this.loaded.set(script, { lua: script.lua, sha: script.sha, sent: false })
     }
@@ -159,6 +170,14 @@ export class RedisStore implements Store {
   /** Sets (or, with until <= now, lifts) the key's block: one round trip, the block script. */
   async block({ key, until, now }: StoreBlock): Promise<void> {
     this.cache?.forget(key)
+    if (this.packed !== undefined) {
+      const span = until - now
+      const place = packedBlock(packedStem(this.prefix, this.groups, key), key)
+      const slack = Number(this.toleranceMs)
+      return this.packed.put([place], this.serverTime ? undefined : now, (at) =>
+        span > 0 ? { value: String(at + span), ttlMs: span + slack } : { value: '', ttlMs: 0 },
+      )
+    }
     const block = SCRIPTS.block
     // On standalone Redis also `<prefix>:blocks`, which batch scripts read (see lua/block.ts).
     const keys = this.client.isCluster
@@ -175,8 +194,18 @@ export class RedisStore implements Store {
 
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
     this.cache?.forget(key)
+    if (this.packed !== undefined) {
+      const stem = packedStem(this.prefix, this.groups, key)
+      const ids = this.planner.plan(policies).ids
+      const places = [...packedPlaces(stem, key, keys, ids), packedBlock(stem, key)]
+      return this.packed.put(places, this.serverTime ? undefined : Date.now(), () => ({
+        value: '',
+        ttlMs: 0,
+      }))
+    }
     const stem = keyStem(this.prefix, key)
-    const suffix = this.planner.plan(policies).wide ? WIDE_SUFFIX : ''
+    // A wide plan's state keys end in `:v` (see cas/runner.ts).
+    const suffix = this.planner.plan(policies).wide ? ':v' : ''
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
     await this.client.del([
       ...policies.map((p, i) => stateKey(stem, keys, i, p.id) + suffix),
@@ -202,6 +231,12 @@ export class RedisStore implements Store {
     extra: string,
     script: LuaScript,
   ): Promise<PolicyOutcome[]> {
+    if (this.packed !== undefined) {
+      const stem = packedStem(this.prefix, this.groups, request.key)
+      const places = packedPlaces(stem, request.key, request.keys, plan.ids)
+      const block = packedBlock(stem, request.key)
+      return this.packed.run(places, block, plan.policies, request, op as CasOp)
+    }
     if (plan.own !== undefined && script === plan.script) {
       return this.runOwn(plan, plan.own, request, op, extra)
     }
@@ -209,8 +244,17 @@ export class RedisStore implements Store {
     const n = plan.ids.length
     const keys = request.keys
     if (plan.wide) {
-      const names = plan.ids.map((id, i) => stateKey(stem, keys, i, id) + WIDE_SUFFIX)
-      return this.wide.run(names, stem + 'b', plan.policies, request, op)
+      const places = plan.ids.map((id, i) => ({
+        key: stateKey(stem, keys, i, id) + ':v',
+        field: '',
+      }))
+      return this.wide.run(
+        places,
+        { key: stem + 'b', field: '' },
+        plan.policies,
+        request,
+        op as CasOp,
+      )
     }
     const declared = this.client.isCluster ? n : n + 1
     // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).

@@ -42,6 +42,8 @@ for (const library of REDIS_LIBRARIES) {
   // The shared single-policy scripts (the policy in ARGV), which stores with more
   // configurations than policyScripts fall back to.
   standalone(library, ', policyScripts: 0', { policyScripts: 0 })
+  // Packed hashes, core deciding by compare-and-set; few groups, so many keys share a hash.
+  standalone(library, ', packed', { packed: { groups: 16 } })
 
   describeStoreConformance(
     `RedisStore on ${library} (3-node cluster)`,
@@ -60,3 +62,25 @@ for (const library of REDIS_LIBRARIES) {
     { traceRuns: 25 },
   )
 }
+
+describeStoreConformance(
+  'RedisStore on ioredis (3-node cluster, packed)',
+  async () => {
+    const cluster = await startRedisCluster()
+    const { client, close } = await connectRedisCluster('ioredis', cluster.nodes)
+    const store = new RedisStore({
+      client,
+      time: 'client',
+      clockToleranceMs: 60_000,
+      packed: { groups: 16 },
+    })
+    return {
+      store,
+      close: async () => {
+        await close()
+        await cluster.stop()
+      },
+    }
+  },
+  { traceRuns: 25 },
+)

@@ -21,7 +21,7 @@ import { PRELUDE } from './prelude'
 import { SLIDING_LOG } from './sliding-log'
 import { SLIDING_WINDOW } from './sliding-window'
 import { TOKEN_BUCKET } from './token-bucket'
-import { WIDE_READ, WIDE_WRITE } from './wide'
+import { PACKED_READ, PACKED_WRITE, WIDE_READ, WIDE_WRITE } from './cas'
 
 /** One Lua script as RedisStore runs it (EVALSHA, and EVAL to load it). */
 export interface LuaScript {
@@ -92,6 +92,8 @@ export type ScriptName =
   | 'block'
   | 'wide-read'
   | 'wide-write'
+  | 'packed-read'
+  | 'packed-write'
 
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
@@ -101,8 +103,9 @@ const ALL = Object.keys(BODIES) as AlgorithmName[]
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
  * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
  * has one per anchor). `block`: sets
- * or lifts a key's block (block.ts). `wide-read`, `wide-write`: the read and compare-and-set of
- * plans with a wide policy (wide.ts).
+ * or lifts a key's block (block.ts). `wide-read`, `wide-write`, `packed-read`,
+ * `packed-write`: the reads and compare-and-set writes of the plans core decides in the
+ * store's process (cas.ts).
  */
 export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'fixed-window': build(['fixed-window']),
@@ -124,4 +127,6 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   block: script(BLOCK),
   'wide-read': script(WIDE_READ),
   'wide-write': script(WIDE_WRITE),
+  'packed-read': script(PACKED_READ),
+  'packed-write': script(PACKED_WRITE),
 }
