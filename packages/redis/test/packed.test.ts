@@ -1,0 +1,146 @@
+import { createLimiter, ConfigError } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import { startRedis, type RedisServer } from '@sluice/testkit'
+import { Redis } from 'ioredis'
+
+// The packed layout (RedisStoreOptions.packed): the hashes it keeps, the sweep that bounds
+// them, and compare-and-set between processes. The conformance suite checks every decision.
+
+let server: RedisServer
+let admin: Redis
+const clients: Redis[] = []
+
+function connect(): Redis {
+  const client = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
+  clients.push(client)
+  return client
+}
+
+beforeAll(async () => {
+  server = await startRedis()
+  admin = connect()
+})
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect()
+  await server?.stop()
+})
+
+beforeEach(() => admin.flushall())
+
+test('every limit of a client key is a field of its group hash, which lives as long as its longest field', async () => {
+  let now = 1_764_000_000_000
+  const store = new RedisStore({ client: connect(), time: 'client', packed: { groups: 1 } })
+  const limiter = createLimiter({
+    store,
+    limits: [
+      { limit: 5, window: '1m', algorithm: 'fixed-window', anchor: 'first-request' },
+      { limit: 100, window: '1h', algorithm: 'gcra' },
+    ],
+    clock: () => now,
+  })
+  await limiter.consume('alice')
+  await limiter.consume('bob')
+  expect((await admin.keys('*')).sort()).toEqual([
+    'sluice:{%g0}:fk:5:60000',
+    'sluice:{%g0}:gc:100:3600000:100',
+  ])
+  const window = await admin.hgetall('sluice:{%g0}:fk:5:60000')
+  expect(Object.keys(window).sort()).toEqual(['alice', 'bob'])
+  // `<expires at>;<state>`: the window's end plus the clock tolerance (1000 ms by default).
+  expect(window.alice).toBe(`${now + 60_000 + 1000};${now},1`)
+  expect(await admin.pttl('sluice:{%g0}:fk:5:60000')).toBeGreaterThan(60_000 + 1000 - 500)
+  expect(await admin.object('ENCODING', 'sluice:{%g0}:gc:100:3600000:100')).toBe('listpack')
+  now += 61_000 + 1000
+  // Expired fields read as empty: alice starts a new window.
+  expect((await limiter.consume('alice')).policies[0].remaining).toBe(4)
+})
+
+test('expired fields are swept: a hash holds at most about twice its live fields', async () => {
+  let now = 1_764_000_000_000
+  const store = new RedisStore({
+    client: connect(),
+    time: 'client',
+    clockToleranceMs: 0,
+    packed: { groups: 1 },
+  })
+  const limiter = createLimiter({
+    store,
+    algorithm: 'gcra',
+    limit: 1,
+    window: '1s',
+    clock: () => now,
+  })
+  const hash = 'sluice:{%g0}:gc:1:1000:1'
+  let admitted = 0
+  for (let wave = 0; wave < 6; wave++) {
+    // 300 new client keys a wave; the last wave's have expired when the next comes.
+    for (let i = 0; i < 300; i++) {
+      if ((await limiter.consume(`w${wave}-${i}`)).allowed) admitted++
+    }
+    now += 2000
+    // 300 live fields and the sweep's mark: never more than twice the live ones, plus it.
+    expect(await admin.hlen(hash)).toBeLessThanOrEqual(2 * 300 + 1)
+  }
+  expect(admitted).toBe(6 * 300)
+  // Within one wave nothing is swept that still counts: each key is refused a second time.
+  for (let i = 0; i < 300; i++) expect((await limiter.consume(`w6-${i}`)).allowed).toBe(true)
+  for (let i = 0; i < 300; i++) expect((await limiter.consume(`w6-${i}`)).allowed).toBe(false)
+})
+
+test('two stores on one hot key: compare-and-set admits exactly the limit', async () => {
+  const limit = 200
+  const limiters = [0, 1, 2, 3].map(() =>
+    createLimiter({
+      store: new RedisStore({ client: connect(), packed: { groups: 8 } }),
+      algorithm: 'token-bucket',
+      limit,
+      window: '1h',
+    }),
+  )
+  // 4 stores x 100 in flight at once on one key (and one group): 400 tries for 200 tokens.
+  const tries = limiters.flatMap((limiter) =>
+    Array.from({ length: 100 }, () => limiter.consume('hot')),
+  )
+  const decisions = await Promise.all(tries)
+  expect(decisions.filter((d) => d.allowed)).toHaveLength(limit)
+  const check = createLimiter({
+    store: new RedisStore({ client: connect(), packed: { groups: 8 } }),
+    algorithm: 'token-bucket',
+    limit,
+    window: '1h',
+  })
+  expect((await check.peek('hot')).remaining).toBe(0)
+})
+
+test('a block and a reset of a packed key', async () => {
+  let now = 1_764_000_000_000
+  const store = new RedisStore({
+    client: connect(),
+    time: 'client',
+    prefix: 'blocks',
+    packed: { groups: 4 },
+  })
+  const limiter = createLimiter({ store, limit: 3, window: '1m', clock: () => now })
+  await limiter.consume('k')
+  await limiter.block('k', 5000)
+  const blocked = await limiter.consume('k')
+  expect([blocked.allowed, blocked.retryAfterMs]).toEqual([false, 5000])
+  now += 5000
+  expect((await limiter.consume('k')).remaining).toBe(1)
+  await limiter.reset('k')
+  expect((await limiter.consume('k')).remaining).toBe(2)
+  await limiter.reset('k')
+  expect(await admin.keys('blocks:*')).toEqual([])
+})
+
+test('packed options are checked, naming the option and the value', () => {
+  const client = connect()
+  expect(() => new RedisStore({ client, packed: { groups: 0 } })).toThrow(ConfigError)
+  expect(() => new RedisStore({ client, packed: { groups: 0 } })).toThrow(
+    '`packed.groups` must be a positive integer; got 0',
+  )
+  expect(() => new RedisStore({ client, packed: true as never })).toThrow(
+    '`packed` must be false or { groups }; got true',
+  )
+})
