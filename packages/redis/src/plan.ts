@@ -42,7 +42,7 @@ export interface Plan {
   readonly own: PolicyScript | undefined
   /**
    * A policy is wide (core's isWide): core decides every policy of the plan in this process,
-   * by compare-and-set (wide.ts), on state keys of their own (`<state key>:v`).
+   * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`).
    */
   readonly wide: boolean
 }
