@@ -68,7 +68,8 @@ export class RedisStore implements Store {
     this.batchSize = settings.batchSize
     this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts)
     this.batcher = new Batcher({
-      client: this.client,
+      // A full batch is written at once (see ScriptClient.direct).
+      client: this.client.direct ?? this.client,
       batchSize: settings.batchSize,
       serverTime: settings.serverTime,
       blocks: this.blocks,

@@ -400,29 +400,39 @@ describe('batches', () => {
     },
   )
 
-  test('a decision that fails in the script fails alone; the rest of its batch is decided', async () => {
-    const store = new RedisStore({ client: connect(), blockCache: false })
-    const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]
-    const [good, bad] = [freshKey(), freshKey()]
-    await admin.lpush(`sluice:{${bad}}:${policy.id}`, 'not a rate limit')
-    // Failures first, in the middle, twice in a row and last.
-    const order = [bad, good, bad, bad, good, good, bad]
-    const results = await Promise.allSettled(
-      order.map((key) => store.consume({ key, policies: [policy], cost: 1, now: 0 })),
-    )
-    expect(results.map((r) => r.status)).toEqual(
-      order.map((key) => (key === bad ? 'rejected' : 'fulfilled')),
-    )
-    for (const [i, result] of results.entries()) {
-      if (order[i] !== bad) continue
-      expect((result as PromiseRejectedResult).reason).toEqual(
-        expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }),
+  test.each([false, true])(
+    'a decision that fails in the script fails alone; the rest of its batch is decided (auto-pipelining %s)',
+    async (enableAutoPipelining) => {
+      // Auto-pipelining on: full batches go through a pipeline of their own (see client/ioredis.ts).
+      const store = new RedisStore({
+        client: connect({ enableAutoPipelining }),
+        blockCache: false,
+        batchSize: 7,
+      })
+      const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]
+      const [good, bad] = [freshKey(), freshKey()]
+      await admin.lpush(`sluice:{${bad}}:${policy.id}`, 'not a rate limit')
+      // Failures first, in the middle, twice in a row and last.
+      const order = [bad, good, bad, bad, good, good, bad]
+      const results = await Promise.allSettled(
+        order.map((key) => store.consume({ key, policies: [policy], cost: 1, now: 0 })),
       )
-    }
-    const admitted = results.map((r) => r.status === 'fulfilled' && r.value.outcomes[0].allowed)
-    expect(admitted).toEqual([false, true, false, false, true, false, false])
-    expect(await admin.lrange(`sluice:{${bad}}:${policy.id}`, 0, -1)).toEqual(['not a rate limit'])
-  })
+      expect(results.map((r) => r.status)).toEqual(
+        order.map((key) => (key === bad ? 'rejected' : 'fulfilled')),
+      )
+      for (const [i, result] of results.entries()) {
+        if (order[i] !== bad) continue
+        expect((result as PromiseRejectedResult).reason).toEqual(
+          expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }),
+        )
+      }
+      const admitted = results.map((r) => r.status === 'fulfilled' && r.value.outcomes[0].allowed)
+      expect(admitted).toEqual([false, true, false, false, true, false, false])
+      expect(await admin.lrange(`sluice:{${bad}}:${policy.id}`, 0, -1)).toEqual([
+        'not a rate limit',
+      ])
+    },
+  )
 })
 
 describe('keys', () => {
@@ -618,6 +628,25 @@ describe('auto-pipelining', () => {
     const key = freshKey()
     const decisions = await Promise.all(Array.from({ length: 1000 }, () => limiter.consume(key)))
     expect(decisions.filter((d) => d.allowed).length).toBe(100)
+  })
+
+  test('a full batch is written at once, not held until the tick ends', async () => {
+    const client = connect({ enableAutoPipelining: true })
+    const pipelines = jest.spyOn(client, 'pipeline')
+    const store = new RedisStore({ client, blockCache: false, batchSize: 4 })
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 100, window: '1h' })]
+    const key = freshKey()
+    const pending = Array.from({ length: 9 }, () =>
+      store.consume({ key, policies, cost: 1, now: 0 }),
+    )
+    // Two full batches went out as they filled (auto-pipelining would have waited for the
+    // synchronous work to end); the ninth consume waits for the end of the turn.
+    expect(pipelines).toHaveBeenCalledTimes(2)
+    const results = await Promise.all(pending)
+    expect(results.map((r) => r.outcomes[0].remaining)).toEqual([
+      99, 98, 97, 96, 95, 94, 93, 92, 91,
+    ])
+    pipelines.mockRestore()
   })
 })
 
