@@ -20,7 +20,7 @@ import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
-import { keyStem } from './keys'
+import { keyStem, policyKeyId } from './keys'
 import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
@@ -174,7 +174,10 @@ export class RedisStore implements Store {
     this.cache?.forget(key)
     const stem = keyStem(this.prefix, key)
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
-    await this.client.del([...policies.map((p, i) => stateKey(stem, keys, i, p.id)), stem + 'b'])
+    await this.client.del([
+      ...policies.map((p, i) => stateKey(stem, keys, i, policyKeyId(p))),
+      stem + 'b',
+    ])
   }
 
   /** Forgets the block cache. The client belongs to the caller, who closes it. */
