@@ -63,10 +63,21 @@ export const slidingWindowFlat = (
 ): string => `${prologue('sw', baked, batch)}local size = window / precision
 local ring = precision + 1
 local h = call('HGETALL', key)
-local newest, c = 0, {}
+-- The state as read, and the reply: now, the newest bucket, then slot and counter of each
+-- non-zero counter, as integers (no bulk strings for the client to parse). One pass.
+local newest, c, reply, r = 0, {}, { now, 0 }, 2
 for i = 1, #h, 2 do
-  if h[i] == 'n' then newest = tonumber(h[i + 1]) else c[tonumber(h[i])] = tonumber(h[i + 1]) end
+  local value = tonumber(h[i + 1])
+  if h[i] == 'n' then
+    newest = value
+  else
+    local slot = tonumber(h[i])
+    c[slot] = value
+    reply[r + 1], reply[r + 2] = slot, value
+    r = r + 2
+  end
 end
+reply[2] = newest
 if op == 'r' then
   local at = now - tonumber(extra)
   local bucket = floor(at / size)
@@ -88,14 +99,6 @@ if op == 'r' then
     call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
   end
   return nil
-end
--- The reply: the state as read, as integers (no bulk strings for the client to parse).
-local reply, r = { now, newest }, 2
-for i = 1, #h, 2 do
-  if h[i] ~= 'n' then
-    reply[r + 1], reply[r + 2] = tonumber(h[i]), tonumber(h[i + 1])
-    r = r + 2
-  end
 end
 local h = reply
 if cost > limit or op == 'p' or cost == 0 then return h end
