@@ -168,6 +168,8 @@ export class RedisStore implements Store {
       [block.sha, ...keys, ...args],
       () => undefined,
     )
+    // The block script kept `<prefix>:blocks` alive at least this long: batches declare blocks.
+    if (until > now) this.batcher.blocksFor(until - now)
   }
 
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {

@@ -5,6 +5,7 @@ import {
   type Decision,
   type Policy,
   type PolicyOutcome,
+  type StoreResult,
 } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { escapeKey, policyKeyId, RedisStore, SCRIPTS } from '@sluice/redis'
@@ -242,12 +243,12 @@ describe('batches', () => {
       ...Array(4).fill(false),
     ])
     expect(decisions.map((d) => d.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0, 0, 0])
-    // Three calls, with 4, 4 and 2 decisions: their state keys, their blocks, <prefix>:blocks;
-    // server time and cost 1: ARGV is the empty id and now.
-    expect(calls.map((args) => Number(args[2]))).toEqual([9, 9, 5])
+    // Three calls, with 4, 4 and 2 decisions: their state keys and <prefix>:blocks (no key is
+    // blocked, so their blocks are not declared); server time and cost 1: ARGV is the empty id,
+    // now and the empty blocks flag.
+    expect(calls.map((args) => Number(args[2]))).toEqual([5, 5, 3])
     const state = `sluice:{${key}}:${policyKeyId(limiter.policies[0])}`
-    const block = `sluice:{${key}}:b`
-    expect(calls[2].slice(3)).toEqual([state, state, block, block, 'sluice:blocks', '', ''])
+    expect(calls[2].slice(3)).toEqual([state, state, 'sluice:blocks', '', '', ''])
   })
 
   test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {
@@ -288,8 +289,8 @@ describe('batches', () => {
     const expected = made.map(([key, now, cost]) => (key === a ? model : other).consume(now, cost))
     expect(outcomes).toEqual(expected)
     expect(calls.map((args) => args.slice(2 + 1 + Number(args[2])))).toEqual([
-      ['', '1000', '1', '3', '1'],
-      ['', '3000', '1', '2'],
+      ['', '1000', '', '1', '3', '1'],
+      ['', '3000', '', '1', '2'],
     ])
   })
 
@@ -319,6 +320,40 @@ describe('batches', () => {
     // A shorter block later does not shorten the flag.
     await store.block({ key: free, until: Date.now() + 1000, now: Date.now() })
     expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(58_000)
+  })
+
+  test('a batch sent without block keys while a key is blocked decides nothing, and goes again with them', async () => {
+    const prefix = `bu${keys++}`
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: '1h' })]
+    const blocker = new RedisStore({ client: connect(), prefix, blockCache: false })
+    const store = new RedisStore({ client: connect(), prefix, blockCache: false })
+    const [blocked, free] = [freshKey(), freshKey()]
+    const together = () =>
+      Promise.all(
+        [blocked, free, blocked].map((key) =>
+          store.consume({ key, policies, cost: 1, now: Date.now() }),
+        ),
+      )
+    await together()
+    // Another store (another process) blocks a key: this one does not know.
+    await blocker.block({ key: blocked, until: Date.now() + 60_000, now: Date.now() })
+    let results: StoreResult[] = []
+    const calls = await scriptsDuring(async () => {
+      results = await together()
+    })
+    // The first call, without blocks, replied the flag's TTL; the second declared them.
+    expect(calls.map((args) => Number(args[2]))).toEqual([4, 7])
+    expect(results.map((r) => r.outcomes[0].allowed)).toEqual([false, true, false])
+    expect(results.map((r) => r.outcomes[0].remaining)).toEqual([0, 8, 0])
+    // The store now knows: the next batch declares them at once.
+    const again = await scriptsDuring(async () => {
+      await together()
+    })
+    expect(again.map((args) => Number(args[2]))).toEqual([7])
+    // Nothing was counted twice: two admitted for `free` in all, one before and one after.
+    expect(
+      (await store.peek({ key: free, policies, cost: 0, now: Date.now() })).outcomes[0].remaining,
+    ).toBe(7)
   })
 
   /** Every key of a prefix, as type, value (a hash's fields sorted) and TTL, by the key's name. */
