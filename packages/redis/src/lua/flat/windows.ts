@@ -57,10 +57,24 @@ ${tail(code, batch)}`
 /** The flat script's ring: the hash's fields as read, by slot (a missing field counts 0). */
 const inHash = (slot: string): string => `(c[${slot}] or 0)`
 
+/**
+ * A ring slot's field name: with the precision baked in (and small), from a table the script
+ * builds once per call (a batch's decisions share it), else formatted where it is needed.
+ */
+const FIELD_TABLE_MAX = 30
+const fieldNames = (baked?: BakedPolicy): string =>
+  baked !== undefined && baked.precision <= FIELD_TABLE_MAX
+    ? `local FIELD = { ${Array.from({ length: baked.precision + 1 }, (_, i) => `[${i}] = '${i}'`).join(', ')} }\n`
+    : ''
+const fieldOf = (baked: BakedPolicy | undefined, slot: string): string =>
+  baked !== undefined && baked.precision <= FIELD_TABLE_MAX
+    ? `FIELD[${slot}]`
+    : `string.format('%d', ${slot})`
+
 export const slidingWindowFlat = (
   baked?: BakedPolicy,
   batch = false,
-): string => `${prologue('sw', baked, batch)}local size = window / precision
+): string => `${fieldNames(baked)}${prologue('sw', baked, batch)}local size = window / precision
 local ring = precision + 1
 local h = call('HGETALL', key)
 -- The state as read, and the reply: now, the newest bucket, then slot and counter of each
@@ -86,10 +100,10 @@ if op == 'r' then
     local left = (c[slot] or 0) - cost
     if left > 0 then
       c[slot] = left
-      call('HSET', key, string.format('%d', slot), string.format('%d', left))
+      call('HSET', key, ${fieldOf(baked, 'slot')}, string.format('%d', left))
     elseif c[slot] then
       c[slot] = nil
-      call('HDEL', key, string.format('%d', slot))
+      call('HDEL', key, ${fieldOf(baked, 'slot')})
     end
   end
   -- save: the TTL ends with the newest bucket that still holds a count (resetAt).
@@ -110,12 +124,12 @@ ${SW_APPLY_BUCKET}if bucket > newest then
   -- The new bucket's own slot is one of them: it restarts at cost (HSET below).
   local gone = {}
   for s, _ in pairs(c) do
-    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = string.format('%d', s) end
+    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = ${fieldOf(baked, 's')} end
   end
   for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
-  call('HSET', key, 'n', string.format('%d', bucket), string.format('%d', slot), string.format('%d', cost))
+  call('HSET', key, 'n', string.format('%d', bucket), ${fieldOf(baked, 'slot')}, string.format('%d', cost))
 else
-  call('HSET', key, string.format('%d', slot), string.format('%d', (c[slot] or 0) + cost))
+  call('HSET', key, ${fieldOf(baked, 'slot')}, string.format('%d', (c[slot] or 0) + cost))
   -- The newest bucket already counted: every save since set the TTL to end with its window,
   -- at the same moment on the server's clock (with client time, the writer's clock moves it).
   if (c[slot] or 0) > 0 and server then return h end
