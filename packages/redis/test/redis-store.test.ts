@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import fc from 'fast-check'
 import {
   ALGORITHMS,
@@ -738,6 +739,31 @@ describe('auto-pipelining', () => {
     const key = freshKey()
     const decisions = await Promise.all(Array.from({ length: 1000 }, () => limiter.consume(key)))
     expect(decisions.filter((d) => d.allowed).length).toBe(100)
+  })
+
+  test('a full batch to a server that is gone fails every decision in it', async () => {
+    const gone = await startRedis()
+    const client = new Redis({
+      host: gone.host,
+      port: gone.port,
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 25,
+    })
+    client.on('error', () => undefined)
+    clients.push(client)
+    if (client.status !== 'ready') await once(client, 'ready')
+    const store = new RedisStore({ client, blockCache: false, batchSize: 8 })
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: '1h' })]
+    await gone.stop()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        store.consume({ key: `k${i}`, policies, cost: 1, now: Date.now() }),
+      ),
+    )
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill('rejected'))
   })
 
   test('a full batch is written at once, not held until the tick ends', async () => {
