@@ -1,7 +1,8 @@
 'use strict'
 // Decisions per second through one Redis from one Node process, sequential and with 1,000 in
 // flight, beside rate-limiter-flexible's RateLimiterRedis in the same run and beside the raw
-// ceiling (redis-benchmark: EVALSHA of a trivial script, same server); Redis bytes per key;
+// ceiling (redis-benchmark: EVALSHA of a trivial script, same server); Redis bytes per key
+// (used_memory over a million keys, and over 100,000 10-byte keys, beside the peer; MEMORY USAGE);
 // Redis commands the block cache saves under a flood. Starts its own redis-server on a free
 // port. Run: node bench/redis.js  (after npm run build)
 const { execFileSync } = require('node:child_process')
@@ -16,6 +17,9 @@ const IN_FLIGHT_OPS = envCount('BENCH_REDIS_OPS', 200_000)
 const IN_FLIGHT = 1000
 const ROUNDS = envCount('BENCH_REDIS_ROUNDS', 3)
 const MILLION = envCount('BENCH_REDIS_KEYS', 1_000_000)
+// The memory target's case: 100,000 clients with 10-byte keys (`u:` and 8 digits).
+const SMALL_KEYS = envCount('BENCH_REDIS_SMALL_KEYS', 100_000)
+const SMALL_KEY_ALGORITHMS = ['gcra', 'token-bucket', 'fixed-window']
 
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
@@ -129,6 +133,20 @@ async function main() {
     results[i].million = await throughput((n) => few.consume(`m:${n}`), MILLION, IN_FLIGHT)
     results[i].usedMemoryPerKey = ((await usedMemory()) - before) / MILLION
   }
+  // used_memory per key at 100,000 keys of 10 bytes, one request each (limit 10 an hour): the
+  // key names as an application with short client keys has them (the million above are 3-8).
+  const tenBytes = (n) => `u:${String(n).padStart(8, '0')}`
+  const smallKeys = []
+  for (let i = 0; i < variants.length; i++) {
+    const peerRow = results[i].name.startsWith('rate-limiter-flexible')
+    if (!peerRow && !SMALL_KEY_ALGORITHMS.some((a) => results[i].name.endsWith(`(${a})`))) continue
+    await admin.flushall()
+    const before = await usedMemory()
+    const few = variants[i].few
+    await throughput((n) => few.consume(tenBytes(n)), SMALL_KEYS, IN_FLIGHT)
+    const perKey = ((await usedMemory()) - before) / SMALL_KEYS
+    smallKeys.push({ name: results[i].name, peer: peerRow, usedMemoryPerKey: perKey })
+  }
   await admin.flushall()
   const ceiling = median(ceilings)
   const ceilingPipelined = rawCeiling(port, sha, 1, IN_FLIGHT)
@@ -231,6 +249,17 @@ async function main() {
       ]),
     ),
     '',
+    `used_memory grown per key over ${fmt(SMALL_KEYS)} distinct 10-byte client keys (\`u:00000000\`, one decision each, limit 10 an hour, on an empty Redis):`,
+    '',
+    table(
+      ['store', 'used_memory B/key', 'vs peer'],
+      smallKeys.map((r) => [
+        r.name,
+        r.usedMemoryPerKey.toFixed(0),
+        `${(r.usedMemoryPerKey / smallKeys.find((p) => p.peer).usedMemoryPerKey).toFixed(2)}x`,
+      ]),
+    ),
+    '',
     'Redis bytes per key after one request from 203.0.113.7 (MEMORY USAGE):',
     '',
     table(['store', 'bytes'], memory),
@@ -260,6 +289,7 @@ async function main() {
       usedMemoryPerKey: r.usedMemoryPerKey,
     })),
     million: MILLION,
+    smallKeys: { keys: SMALL_KEYS, keyBytes: 10, rows: smallKeys },
     ceiling: { clients50: ceiling, pipelined: ceilingPipelined },
     bytesPerKey: memory.map(([name, bytes]) => ({ name, peer: !name.startsWith('Sluice'), bytes })),
     blockCache: {

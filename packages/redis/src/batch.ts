@@ -2,6 +2,7 @@
  * Owns batching: the consumes of one event-loop turn that share a per-policy script go to
  * Redis as one call of its batch form, decided one after another in the order made.
  */
+import { performance } from 'node:perf_hooks'
 import type { PolicyOutcome, StoreRequest } from '@sluice/core'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
@@ -16,7 +17,7 @@ export interface BatchEntry {
   readonly own: PolicyScript
   /** The state key. */
   readonly key: string
-  /** The key's block (batches run on standalone Redis only, where it is always declared). */
+  /** The key's block (batches run on standalone Redis only; declared while blocks may exist). */
   readonly block: string | undefined
   readonly request: StoreRequest
   /** The sliding-log request id, used when it goes alone. */
@@ -38,10 +39,18 @@ export interface BatchSender {
   runAlone(entry: BatchEntry): Promise<PolicyOutcome[]>
 }
 
+/** How long to declare block keys after a flag without a TTL (not one the store sets). */
+const UNTIMED_BLOCKS_MS = 60_000
+
 /** The consumes waiting for the end of the turn, by script. */
 export class Batcher {
   private readonly batches = new Map<PolicyScript, BatchEntry[]>()
   private flushScheduled = false
+  /**
+   * Until when (performance.now()) `<prefix>:blocks` is known to exist: batches declare their
+   * block keys until then (see ANY_BLOCK in lua/flat/frame.ts).
+   */
+  private blocksUntil = -Infinity
 
   constructor(private readonly store: BatchSender) {}
 
@@ -75,6 +84,11 @@ export class Batcher {
     }
   }
 
+  /** `<prefix>:blocks` exists for at least `ms` more (a block was set, or a batch said so). */
+  blocksFor(ms: number): void {
+    this.blocksUntil = Math.max(this.blocksUntil, performance.now() + ms)
+  }
+
   /**
    * Sends every batch at the end of the turn, even while an earlier one awaits its reply:
    * holding them back until it came made batches twice as large but cost the server more CPU per
@@ -94,44 +108,54 @@ export class Batcher {
 
   /**
    * One EVALSHA of the batch script for every consume of the batch (one alone goes through the
-   * plain script): KEYS are their keys in order, then their blocks, then `<prefix>:blocks`; ARGV
-   * the batch's sliding-log id, `now` and, unless all are 1, the costs. The reply holds each
-   * one's reply, in order.
+   * plain script): KEYS are their keys in order, then their blocks while any key of the prefix
+   * may be blocked (`declare`), then `<prefix>:blocks`; ARGV the batch's sliding-log id, `now`,
+   * whether the blocks are declared and, unless all are 1, the costs. The reply holds each
+   * one's reply, in order; or, sent without blocks while some key has one, the blocks flag's
+   * PTTL, and nothing was decided: the batch goes again with its blocks.
    */
-  private send(batch: readonly BatchEntry[]): void {
+  private send(batch: readonly BatchEntry[], declare = performance.now() < this.blocksUntil): void {
     try {
-      this.sendNow(batch)
+      this.sendNow(batch, declare)
     } catch (error) {
       // Nothing may throw out of the flush (a timer callback): each consume fails instead.
       for (const entry of batch) entry.reject(error)
     }
   }
 
-  private sendNow(batch: readonly BatchEntry[]): void {
+  private sendNow(batch: readonly BatchEntry[], declare: boolean): void {
     const first = batch[0]
     if (batch.length === 1) {
       this.store.runAlone(first).then(first.resolve, first.reject)
       return
     }
     const { plan, own } = first
-    const args = [own.batch.sha, String(2 * batch.length + 1)]
+    const args = [own.batch.sha, String((declare ? 2 : 1) * batch.length + 1)]
     let costs = false
     for (const entry of batch) {
       args.push(entry.key)
       if (entry.request.cost !== 1) costs = true
     }
-    for (const entry of batch) args.push(entry.block as string)
+    if (declare) for (const entry of batch) args.push(entry.block as string)
     args.push(this.store.blocks)
     args.push(plan.hasLog ? this.store.requestId(plan) : '')
     args.push(this.store.serverTime ? '' : String(first.request.now))
+    args.push(declare ? 'b' : '')
     if (costs) for (const entry of batch) args.push(String(entry.request.cost))
     evaluate(this.store.client, own.batch, args, (reply) => {
+      if (typeof reply === 'number' && !declare) return reply
       if (!Array.isArray(reply) || reply.length !== batch.length) {
         throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
       }
       return reply as unknown[]
     }).then(
       (replies) => {
+        if (typeof replies === 'number') {
+          // Some key of the prefix is blocked: nothing was decided; again, with the blocks.
+          this.blocksFor(replies >= 0 ? replies : UNTIMED_BLOCKS_MS)
+          this.send(batch, true)
+          return
+        }
         const policy = plan.policies[0]
         const kind = plan.flat as FlatKind
         for (let i = 0; i < batch.length; i++) {

@@ -8,4 +8,4 @@ export { SCRIPTS } from './lua'
 /** Short codes the scripts know the algorithms by (core's, the same as in policy ids). */
 export { ALGORITHM_CODES } from '@sluice/core/adapter'
 export type { LuaScript } from './lua'
-export { escapeKey } from './keys'
+export { escapeKey, policyKeyId } from './keys'

@@ -1,7 +1,7 @@
 /**
  * Owns Redis key names: escaping, hash tags that keep one decision's keys on one slot, prefixes.
  */
-import { ConfigError } from '@sluice/core'
+import { ConfigError, type Policy } from '@sluice/core'
 
 /** A value for an error message: strings quoted, everything else as JSON where possible. */
 export function describeValue(value: unknown): string {
@@ -43,10 +43,70 @@ export function checkPrefix(prefix: unknown): string {
   return prefix
 }
 
+/** The letter of each of core's algorithm codes in a short policy id (see policyKeyId). */
+const LETTERS: Readonly<Record<string, string>> = {
+  fw: 'f',
+  fk: 'k',
+  sw: 'w',
+  sl: 's',
+  tb: 't',
+  lb: 'l',
+  gc: 'g',
+}
+
+/** Codes whose ids end with the burst (core's meters); `sw` ids may end with the precision. */
+const METER_CODES: ReadonlySet<string> = new Set(['tb', 'lb', 'gc'])
+
+/** Units a window is written in, largest first (see windowCode). */
+const UNITS: readonly (readonly [string, number])[] = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+]
+
+/** Core's policy id: `<code>:<limit>:<windowMs>[:<burst or precision>]`, numbers canonical. */
+const POLICY_ID = /^([a-z]{2}):(0|[1-9]\d*):(0|[1-9]\d*)(?::(0|[1-9]\d*))?$/
+
+/** A window in the largest unit it is a whole number of (`1h`, `90s`), else in `ms`. */
+function windowCode(ms: number): string {
+  for (const [unit, size] of UNITS) if (ms % size === 0) return `${ms / size}${unit}`
+  return `${ms}ms`
+}
+
+/**
+ * The last part of a policy's state key: its id (the state's identity in every store), written
+ * short so that a state key with a short client key stays in jemalloc's 32-byte class:
+ * `<letter><limit>/<window>`, then `b<burst>` for a meter whose burst is not its limit and
+ * `p<precision>` for a sliding window with sub-windows. `gc:100:1000:6` is `g100/1sb6`,
+ * `sw:100:60000` is `w100/1m`. Letters: f fixed-window, k fixed-window anchored at the first
+ * request, w sliding-window, s sliding-log, t token-bucket, l leaky-bucket, g gcra.
+ *
+ * One id, one code, and the id can be read back from the code (the letter says which field
+ * may follow, every number is written one way only), so two policies share a key exactly when
+ * they share an id, as in core's MemoryStore; a hash would make that only likely. Made from
+ * the id, not the policy's fields: throttling scales limit and burst but keeps the id (same
+ * state). An id of any other shape is used whole: it has a `:`, which no code has.
+ */
+export function policyKeyId(policy: Pick<Policy, 'id'>): string {
+  const { id } = policy
+  const match = POLICY_ID.exec(id)
+  const letter = match === null ? undefined : LETTERS[match[1]]
+  if (match === null || letter === undefined) return id
+  const [, code, limit, windowMs, last] = match
+  const short = `${letter}${limit}/${windowCode(Number(windowMs))}`
+  if (METER_CODES.has(code)) {
+    if (last === undefined) return id
+    return last === limit ? short : `${short}b${last}`
+  }
+  if (last === undefined) return short
+  return code === 'sw' ? `${short}p${last}` : id
+}
+
 /**
  * A per-policy state key (StoreRequest.keys) as it goes into a state key name: escaped like
- * the client key, and `:` too, so `<stem><part>:<policy id>` can be read back one way only
- * (a policy id starts with its algorithm code; the key's block is the lone `b`).
+ * the client key, and `:` too, so `<stem><part>:<policy key id>` can be read back one way only
+ * (see policyKeyId; the key's block is the lone `b`).
  */
 export function escapePart(part: string): string {
   if (part === '') return '%'

@@ -25,8 +25,9 @@ export interface RedisStoreOptions {
    */
   client: RedisClientLike
   /**
-   * First part of every key: `<prefix>:{<key>}:<policy id>` (with per-policy state keys
-   * `<prefix>:{<key>}:<keys[i]>:<policy id>`; the key's block `<prefix>:{<key>}:b`). No braces.
+   * First part of every key: `<prefix>:{<key>}:<policy key id>` (with per-policy state keys
+   * `<prefix>:{<key>}:<keys[i]>:<policy key id>`; the key's block `<prefix>:{<key>}:b`; the
+   * policy key id is the policy's id written short, see policyKeyId). No braces.
    * @default 'sluice'
    */
   prefix?: string

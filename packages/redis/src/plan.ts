@@ -5,7 +5,7 @@
 import { type AlgorithmName, type Policy } from '@sluice/core'
 import { isWide, policyCode } from '@sluice/core/adapter'
 import type { FlatKind } from './flat-outcome'
-import { escapePart } from './keys'
+import { escapePart, policyKeyId } from './keys'
 import { flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'
 
 /** A script the store runs with EVALSHA (see evaluate). */
@@ -28,7 +28,7 @@ export interface Plan {
   readonly generic: LuaScript
   /** Five strings per policy: code, limit, windowMs, burst, precision. */
   readonly args: readonly string[]
-  /** Policy ids, in order: the last part of each state key. */
+  /** Policy key ids (see policyKeyId), in order: the last part of each state key. */
   readonly ids: readonly string[]
   /** Identifies the policies for the block cache: id, limit and burst of each. */
   readonly signature: string
@@ -128,7 +128,7 @@ export class Planner {
         script: scriptFor(policies),
         generic: genericFor(policies),
         args,
-        ids: policies.map((p) => p.id),
+        ids: policies.map(policyKeyId),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
         hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
         flat,
@@ -143,7 +143,7 @@ export class Planner {
   }
 }
 
-/** Policy i's state key: `<stem><policy id>`, or `<stem><escaped keys[i]>:<policy id>`. */
+/** Policy i's state key: `<stem><key id>`, or `<stem><escaped keys[i]>:<key id>` (policyKeyId). */
 export function stateKey(
   stem: string,
   keys: readonly string[] | undefined,

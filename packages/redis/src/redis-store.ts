@@ -20,7 +20,7 @@ import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
-import { keyStem } from './keys'
+import { keyStem, policyKeyId } from './keys'
 import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
@@ -76,7 +76,8 @@ export class RedisStore implements Store {
     this.batchSize = settings.batchSize
     this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts)
     this.batcher = new Batcher({
-      client: this.client,
+      // A full batch is written at once (see ScriptClient.direct).
+      client: this.client.direct ?? this.client,
       batchSize: settings.batchSize,
       serverTime: settings.serverTime,
       blocks: this.blocks,
@@ -190,6 +191,8 @@ export class RedisStore implements Store {
       [block.sha, ...keys, ...args],
       () => undefined,
     )
+    // The block script kept `<prefix>:blocks` alive at least this long: batches declare blocks.
+    if (until > now) this.batcher.blocksFor(until - now)
   }
 
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
@@ -208,7 +211,7 @@ export class RedisStore implements Store {
     const suffix = this.planner.plan(policies).wide ? ':v' : ''
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
     await this.client.del([
-      ...policies.map((p, i) => stateKey(stem, keys, i, p.id) + suffix),
+      ...policies.map((p, i) => stateKey(stem, keys, i, policyKeyId(p)) + suffix),
       stem + 'b',
     ])
   }

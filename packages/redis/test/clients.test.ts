@@ -1,5 +1,10 @@
 import { createLimiter, ConfigError, type LimiterOptions } from '@sluice/core'
-import { RedisStore, type RedisClientLike, type RedisStoreOptions } from '@sluice/redis'
+import {
+  policyKeyId,
+  RedisStore,
+  type RedisClientLike,
+  type RedisStoreOptions,
+} from '@sluice/redis'
 import {
   connectRedis,
   connectRedisCluster,
@@ -164,7 +169,7 @@ describe.each(REDIS_LIBRARIES)('%s on standalone Redis', (library) => {
     const store = new RedisStore({ client: connected(), blockCache: false })
     const limiter = createLimiter({ store, algorithm: 'gcra', limit: 2, window: '1h' })
     const [good, bad] = [freshKey(), freshKey()]
-    await admin.lpush(`sluice:{${bad}}:${limiter.policies[0].id}`, 'not a rate limit')
+    await admin.lpush(`sluice:{${bad}}:${policyKeyId(limiter.policies[0])}`, 'not a rate limit')
     const results = await Promise.allSettled([bad, good, bad, good].map((k) => limiter.consume(k)))
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'rejected', 'fulfilled'])
     expect((results[0] as PromiseRejectedResult).reason).toMatchObject({

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { createLimiter, type Decision } from '@sluice/core'
-import { escapeKey, RedisStore, type RedisClientLike } from '@sluice/redis'
+import { escapeKey, policyKeyId, RedisStore, type RedisClientLike } from '@sluice/redis'
 import {
   connectRedisCluster,
   keySlot,
@@ -45,7 +45,7 @@ test('several limits of one key run in one script, in one slot (no CROSSSLOT)', 
   const decisions = []
   for (let i = 0; i < 7; i++) decisions.push(await limiter.consume(key))
   expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false])
-  const slots = new Set(limiter.policies.map((p) => keySlot(`sluice:{${key}}:${p.id}`)))
+  const slots = new Set(limiter.policies.map((p) => keySlot(`sluice:{${key}}:${policyKeyId(p)}`)))
   expect(slots.size).toBe(1)
 })
 
@@ -138,7 +138,7 @@ describe.each(REDIS_LIBRARIES)('%s', (library) => {
     expect(admitted).toBe(limit)
     expect(await slotOwner(cluster, slot)).toBe(to)
     const onTarget = await direct[to].exists(
-      ...limiter.policies.map((p) => `sluice:{${key}}:${p.id}`),
+      ...limiter.policies.map((p) => `sluice:{${key}}:${policyKeyId(p)}`),
     )
     expect(onTarget).toBe(2)
     // The source really redirected: once with ASK (mid-migration), then with MOVED.

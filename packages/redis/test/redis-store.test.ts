@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import fc from 'fast-check'
 import {
   ALGORITHMS,
@@ -5,9 +6,10 @@ import {
   type Decision,
   type Policy,
   type PolicyOutcome,
+  type StoreResult,
 } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
-import { escapeKey, RedisStore, SCRIPTS } from '@sluice/redis'
+import { escapeKey, policyKeyId, RedisStore, SCRIPTS } from '@sluice/redis'
 import { plain, ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
 
@@ -97,7 +99,7 @@ describe('scripts', () => {
     const calls = await commandCalls()
     expect(calls.evalsha).toBe(1) // answered NOSCRIPT
     expect(calls.eval).toBe(1) // ran once
-    const stateKey = `sluice:{${key}}:${policies[0].id}`
+    const stateKey = `sluice:{${key}}:${policyKeyId(policies[0])}`
     expect(await admin.zcard(stateKey)).toBe(2)
   })
 
@@ -158,7 +160,7 @@ describe('per-policy scripts', () => {
     expect(seen).toHaveLength(1)
     expect(seen[0].slice(2)).toEqual([
       '2',
-      `sluice:{${fresh}}:${small.policies[0].id}`,
+      `sluice:{${fresh}}:${policyKeyId(small.policies[0])}`,
       `sluice:{${fresh}}:b`,
     ])
   })
@@ -242,12 +244,12 @@ describe('batches', () => {
       ...Array(4).fill(false),
     ])
     expect(decisions.map((d) => d.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0, 0, 0])
-    // Three calls, with 4, 4 and 2 decisions: their state keys, their blocks, <prefix>:blocks;
-    // server time and cost 1: ARGV is the empty id and now.
-    expect(calls.map((args) => Number(args[2]))).toEqual([9, 9, 5])
-    const state = `sluice:{${key}}:${limiter.policies[0].id}`
-    const block = `sluice:{${key}}:b`
-    expect(calls[2].slice(3)).toEqual([state, state, block, block, 'sluice:blocks', '', ''])
+    // Three calls, with 4, 4 and 2 decisions: their state keys and <prefix>:blocks (no key is
+    // blocked, so their blocks are not declared); server time and cost 1: ARGV is the empty id,
+    // now and the empty blocks flag.
+    expect(calls.map((args) => Number(args[2]))).toEqual([5, 5, 3])
+    const state = `sluice:{${key}}:${policyKeyId(limiter.policies[0])}`
+    expect(calls[2].slice(3)).toEqual([state, state, 'sluice:blocks', '', '', ''])
   })
 
   test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {
@@ -288,8 +290,8 @@ describe('batches', () => {
     const expected = made.map(([key, now, cost]) => (key === a ? model : other).consume(now, cost))
     expect(outcomes).toEqual(expected)
     expect(calls.map((args) => args.slice(2 + 1 + Number(args[2])))).toEqual([
-      ['', '1000', '1', '3', '1'],
-      ['', '3000', '1', '2'],
+      ['', '1000', '', '1', '3', '1'],
+      ['', '3000', '', '1', '2'],
     ])
   })
 
@@ -319,6 +321,40 @@ describe('batches', () => {
     // A shorter block later does not shorten the flag.
     await store.block({ key: free, until: Date.now() + 1000, now: Date.now() })
     expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(58_000)
+  })
+
+  test('a batch sent without block keys while a key is blocked decides nothing, and goes again with them', async () => {
+    const prefix = `bu${keys++}`
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: '1h' })]
+    const blocker = new RedisStore({ client: connect(), prefix, blockCache: false })
+    const store = new RedisStore({ client: connect(), prefix, blockCache: false })
+    const [blocked, free] = [freshKey(), freshKey()]
+    const together = () =>
+      Promise.all(
+        [blocked, free, blocked].map((key) =>
+          store.consume({ key, policies, cost: 1, now: Date.now() }),
+        ),
+      )
+    await together()
+    // Another store (another process) blocks a key: this one does not know.
+    await blocker.block({ key: blocked, until: Date.now() + 60_000, now: Date.now() })
+    let results: StoreResult[] = []
+    const calls = await scriptsDuring(async () => {
+      results = await together()
+    })
+    // The first call, without blocks, replied the flag's TTL; the second declared them.
+    expect(calls.map((args) => Number(args[2]))).toEqual([4, 7])
+    expect(results.map((r) => r.outcomes[0].allowed)).toEqual([false, true, false])
+    expect(results.map((r) => r.outcomes[0].remaining)).toEqual([0, 8, 0])
+    // The store now knows: the next batch declares them at once.
+    const again = await scriptsDuring(async () => {
+      await together()
+    })
+    expect(again.map((args) => Number(args[2]))).toEqual([7])
+    // Nothing was counted twice: two admitted for `free` in all, one before and one after.
+    expect(
+      (await store.peek({ key: free, policies, cost: 0, now: Date.now() })).outcomes[0].remaining,
+    ).toBe(7)
   })
 
   /** Every key of a prefix, as type, value (a hash's fields sorted) and TTL, by the key's name. */
@@ -400,29 +436,39 @@ describe('batches', () => {
     },
   )
 
-  test('a decision that fails in the script fails alone; the rest of its batch is decided', async () => {
-    const store = new RedisStore({ client: connect(), blockCache: false })
-    const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]
-    const [good, bad] = [freshKey(), freshKey()]
-    await admin.lpush(`sluice:{${bad}}:${policy.id}`, 'not a rate limit')
-    // Failures first, in the middle, twice in a row and last.
-    const order = [bad, good, bad, bad, good, good, bad]
-    const results = await Promise.allSettled(
-      order.map((key) => store.consume({ key, policies: [policy], cost: 1, now: 0 })),
-    )
-    expect(results.map((r) => r.status)).toEqual(
-      order.map((key) => (key === bad ? 'rejected' : 'fulfilled')),
-    )
-    for (const [i, result] of results.entries()) {
-      if (order[i] !== bad) continue
-      expect((result as PromiseRejectedResult).reason).toEqual(
-        expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }),
+  test.each([false, true])(
+    'a decision that fails in the script fails alone; the rest of its batch is decided (auto-pipelining %s)',
+    async (enableAutoPipelining) => {
+      // Auto-pipelining on: full batches go through a pipeline of their own (see client/ioredis.ts).
+      const store = new RedisStore({
+        client: connect({ enableAutoPipelining }),
+        blockCache: false,
+        batchSize: 7,
+      })
+      const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]
+      const [good, bad] = [freshKey(), freshKey()]
+      await admin.lpush(`sluice:{${bad}}:${policyKeyId(policy)}`, 'not a rate limit')
+      // Failures first, in the middle, twice in a row and last.
+      const order = [bad, good, bad, bad, good, good, bad]
+      const results = await Promise.allSettled(
+        order.map((key) => store.consume({ key, policies: [policy], cost: 1, now: 0 })),
       )
-    }
-    const admitted = results.map((r) => r.status === 'fulfilled' && r.value.outcomes[0].allowed)
-    expect(admitted).toEqual([false, true, false, false, true, false, false])
-    expect(await admin.lrange(`sluice:{${bad}}:${policy.id}`, 0, -1)).toEqual(['not a rate limit'])
-  })
+      expect(results.map((r) => r.status)).toEqual(
+        order.map((key) => (key === bad ? 'rejected' : 'fulfilled')),
+      )
+      for (const [i, result] of results.entries()) {
+        if (order[i] !== bad) continue
+        expect((result as PromiseRejectedResult).reason).toEqual(
+          expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }),
+        )
+      }
+      const admitted = results.map((r) => r.status === 'fulfilled' && r.value.outcomes[0].allowed)
+      expect(admitted).toEqual([false, true, false, false, true, false, false])
+      expect(await admin.lrange(`sluice:{${bad}}:${policyKeyId(policy)}`, 0, -1)).toEqual([
+        'not a rate limit',
+      ])
+    },
+  )
 })
 
 describe('keys', () => {
@@ -434,15 +480,90 @@ describe('keys', () => {
     expect(escapeKey('')).toBe('%')
   })
 
-  test('state lives under <prefix>:{<key>}:<policy id>', async () => {
+  test('state lives under <prefix>:{<key>}:<policy key id>', async () => {
     const store = new RedisStore({ client: connect(), prefix: 'rl' })
     const limiter = createLimiter({ store, algorithm: 'gcra', limit: 10, window: '1m' })
     const key = `${freshKey()}{x}`
     await limiter.consume(key)
-    expect(await admin.keys(`rl:{${escapeKey(key)}}:*`)).toEqual([
-      `rl:{${escapeKey(key)}}:${limiter.policies[0].id}`,
-    ])
+    expect(await admin.keys(`rl:{${escapeKey(key)}}:*`)).toEqual([`rl:{${escapeKey(key)}}:g10/1m`])
     expect(() => new RedisStore({ client: admin, prefix: 'a{b' })).toThrow(/`prefix`/)
+  })
+
+  test('policy key ids: short, one per policy id, read back one way only', () => {
+    const id = (options: Parameters<typeof resolvePolicy>[0]): string =>
+      policyKeyId(resolvePolicy(options))
+    expect(id({ algorithm: 'gcra', limit: 100, window: '1s', burst: 6 })).toBe('g100/1sb6')
+    expect(id({ algorithm: 'gcra', limit: 10, window: '1h' })).toBe('g10/1h')
+    expect(id({ algorithm: 'token-bucket', limit: 5, window: 90_000 })).toBe('t5/90s')
+    expect(id({ algorithm: 'leaky-bucket', limit: 2, window: 1500, burst: 3 })).toBe('l2/1500msb3')
+    expect(id({ algorithm: 'fixed-window', limit: 100, window: '1m' })).toBe('f100/1m')
+    expect(id({ algorithm: 'fixed-window', limit: 3, window: '1d', anchor: 'first-request' })).toBe(
+      'k3/1d',
+    )
+    expect(id({ algorithm: 'sliding-window', limit: 7, window: '1m' })).toBe('w7/1m')
+    expect(id({ algorithm: 'sliding-window', limit: 7, window: '1m', precision: 6 })).toBe(
+      'w7/1mp6',
+    )
+    expect(id({ algorithm: 'sliding-log', limit: 2, window: 60_001 })).toBe('s2/60001ms')
+    // Ids of another shape are used whole: they have a `:`, which no short id has.
+    expect(policyKeyId({ id: 'custom' })).toBe('custom')
+    expect(policyKeyId({ id: 'gc:10:1000' })).toBe('gc:10:1000')
+    expect(policyKeyId({ id: 'fw:010:1000' })).toBe('fw:010:1000')
+    // A 10-byte client key and an hour's limit: 28 bytes in all, jemalloc's 32-byte class.
+    expect(
+      `sluice:{u:12345678}:${id({ algorithm: 'gcra', limit: 1000, window: '1h' })}`,
+    ).toHaveLength(28)
+    // Distinct ids, distinct key ids (a shared one would merge two policies' counters).
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ALGORITHMS),
+        fc.constantFrom(...ALGORITHMS),
+        fc.array(fc.integer({ min: 1, max: 200_000_000 }), { minLength: 8, maxLength: 8 }),
+        fc.boolean(),
+        (a, b, [l1, w1, x1, p1, l2, w2, x2, p2], anchor) => {
+          const make = (algorithm: typeof a, limit: number, w: number, x: number, p: number) => {
+            const meter = ['gcra', 'token-bucket', 'leaky-bucket'].includes(algorithm)
+            const window = [1000, 60_000, 3_600_000, 86_400_000, w][w % 5]
+            return resolvePolicy({
+              algorithm,
+              limit: limit % 1000 || 1,
+              window,
+              ...(meter ? { burst: x % 3 === 0 ? limit % 1000 || 1 : (x % 50) + 1 } : {}),
+              // Sub-windows where the window divides into them.
+              ...(algorithm === 'sliding-window' && window % [2, 4, 10][p % 3] === 0
+                ? { precision: [2, 4, 10][p % 3] }
+                : {}),
+              ...(algorithm === 'fixed-window' && anchor
+                ? { anchor: 'first-request' as const }
+                : {}),
+            })
+          }
+          const one = make(a, l1, w1, x1, p1)
+          const two = make(b, l2, w2, x2, p2)
+          expect(policyKeyId(one) === policyKeyId(two)).toBe(one.id === two.id)
+          expect(policyKeyId(one)).not.toContain(':')
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+
+  test('a throttled (scaled) policy keeps its key', async () => {
+    const store = new RedisStore({ client: connect() })
+    const hard = createLimiter({ store, algorithm: 'fixed-window', limit: 10, window: '1h' })
+    const soft = createLimiter({
+      store,
+      algorithm: 'fixed-window',
+      limit: 10,
+      window: '1h',
+      throttle: { soft: 0.5 },
+    })
+    const key = freshKey()
+    for (let i = 0; i < 10; i++) await hard.consume(key)
+    // Soft admits 5 more on the same state, as core's MemoryStore does.
+    const more = await Promise.all(Array.from({ length: 6 }, () => soft.consume(key)))
+    expect(more.filter((d) => d.allowed).length).toBe(5)
+    expect(await admin.keys(`sluice:{${key}}:*`)).toEqual([`sluice:{${key}}:f10/1h`])
   })
 
   test('every key expires when its state is empty again, to the millisecond', async () => {
@@ -465,7 +586,7 @@ describe('keys', () => {
     for (const [policy, needed] of cases) {
       const key = freshKey()
       await store.consume({ key, policies: [policy], cost: 2, now: 0 })
-      const ttl = await admin.pttl(`sluice:{${key}}:${policy.id}`)
+      const ttl = await admin.pttl(`sluice:{${key}}:${policyKeyId(policy)}`)
       expect({ algorithm: policy.algorithm, ttlInRange: ttl > 0 && ttl <= needed }).toEqual({
         algorithm: policy.algorithm,
         ttlInRange: true,
@@ -485,7 +606,7 @@ describe('keys', () => {
     for (let t = 0; t < 8; t++) {
       await store.consume({ key, policies: [policy], cost: 1, now: 1_000_000 + t * 10_000 })
     }
-    const stateKey = `sluice:{${key}}:${policy.id}`
+    const stateKey = `sluice:{${key}}:${policyKeyId(policy)}`
     expect(await admin.type(stateKey)).toBe('hash')
     const fields = await admin.hgetall(stateKey)
     // `n` (newest bucket) and one field per non-zero counter of the ring of 7.
@@ -503,7 +624,7 @@ describe('keys', () => {
     )
     expect(all.every((r) => r.outcomes[0].allowed)).toBe(true)
     await store.consume({ key, policies: [policy], cost: 5, now })
-    expect(await admin.zcard(`sluice:{${key}}:${policy.id}`)).toBe(35)
+    expect(await admin.zcard(`sluice:{${key}}:${policyKeyId(policy)}`)).toBe(35)
   })
 
   test('memory: a gcra or fixed-window key takes under 100 bytes (MEMORY USAGE)', async () => {
@@ -520,7 +641,7 @@ describe('keys', () => {
       const key = `203.0.113.${keys++ % 250}`
       await store.reset(key, [policy])
       await store.consume({ key, policies: [policy], cost: 1, now: 0 })
-      const stateKey = `sluice:{${key}}:${policy.id}`
+      const stateKey = `sluice:{${key}}:${policyKeyId(policy)}`
       expect(await admin.object('ENCODING', stateKey)).toBe('int')
       usage[policy.id] = Number(await admin.memory('USAGE', stateKey))
     }
@@ -618,6 +739,50 @@ describe('auto-pipelining', () => {
     const key = freshKey()
     const decisions = await Promise.all(Array.from({ length: 1000 }, () => limiter.consume(key)))
     expect(decisions.filter((d) => d.allowed).length).toBe(100)
+  })
+
+  test('a full batch to a server that is gone fails every decision in it', async () => {
+    const gone = await startRedis()
+    const client = new Redis({
+      host: gone.host,
+      port: gone.port,
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 25,
+    })
+    client.on('error', () => undefined)
+    clients.push(client)
+    if (client.status !== 'ready') await once(client, 'ready')
+    const store = new RedisStore({ client, blockCache: false, batchSize: 8 })
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: '1h' })]
+    await gone.stop()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        store.consume({ key: `k${i}`, policies, cost: 1, now: Date.now() }),
+      ),
+    )
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill('rejected'))
+  })
+
+  test('a full batch is written at once, not held until the tick ends', async () => {
+    const client = connect({ enableAutoPipelining: true })
+    const pipelines = jest.spyOn(client, 'pipeline')
+    const store = new RedisStore({ client, blockCache: false, batchSize: 4 })
+    const policies = [resolvePolicy({ algorithm: 'gcra', limit: 100, window: '1h' })]
+    const key = freshKey()
+    const pending = Array.from({ length: 9 }, () =>
+      store.consume({ key, policies, cost: 1, now: 0 }),
+    )
+    // Two full batches went out as they filled (auto-pipelining would have waited for the
+    // synchronous work to end); the ninth consume waits for the end of the turn.
+    expect(pipelines).toHaveBeenCalledTimes(2)
+    const results = await Promise.all(pending)
+    expect(results.map((r) => r.outcomes[0].remaining)).toEqual([
+      99, 98, 97, 96, 95, 94, 93, 92, 91,
+    ])
+    pipelines.mockRestore()
   })
 })
 
@@ -802,10 +967,10 @@ describe('block cache', () => {
     expect((await admin.keys(`sluice:{${escapeKey(key)}}:*`)).sort()).toEqual(
       [
         `sluice:{${escapeKey(key)}}:b`,
-        `sluice:{${escapeKey(key)}}:${policies[0].id}`,
-        `sluice:{${escapeKey(key)}}:${policies[1].id}`,
-        `sluice:{${escapeKey(key)}}:r%3A1:${policies[0].id}`,
-        `sluice:{${escapeKey(key)}}:u%7B2%7D:${policies[1].id}`,
+        `sluice:{${escapeKey(key)}}:${policyKeyId(policies[0])}`,
+        `sluice:{${escapeKey(key)}}:${policyKeyId(policies[1])}`,
+        `sluice:{${escapeKey(key)}}:r%3A1:${policyKeyId(policies[0])}`,
+        `sluice:{${escapeKey(key)}}:u%7B2%7D:${policyKeyId(policies[1])}`,
       ].sort(),
     )
   })

@@ -21,6 +21,11 @@ export interface ScriptClient {
   eval(...command: string[]): Promise<unknown>
   /** DEL of keys that share one hash tag. */
   del(keys: readonly string[]): Promise<unknown>
+  /**
+   * The same client writing each command at once, where the client itself would hold it
+   * (ioredis auto-pipelining): what batches are sent through (see batch.ts). Absent: this one.
+   */
+  readonly direct?: ScriptClient
 }
 
 /** Any function: the shapes below only say which methods a client has. */

@@ -3,8 +3,9 @@
  * one key are decided in one call, and only when every one admits the request is it applied
  * to any of them (all-or-nothing; a rejected request writes nothing).
  *
- * KEYS[i]   state of policy i (1 <= i <= n): `<prefix>:{<escaped key>}:<policy id>`, or with
- *           per-policy state keys `<prefix>:{<escaped key>}:<escaped keys[i]>:<policy id>`
+ * KEYS[i]   state of policy i (1 <= i <= n): `<prefix>:{<escaped key>}:<policy key id>`, or with
+ *           per-policy state keys `<prefix>:{<escaped key>}:<escaped keys[i]>:<policy key id>`
+ *           (the policy key id: its id written short, see policyKeyId in keys.ts)
  * KEYS[n+1] the key's block, `<prefix>:{<escaped key>}:b` (see block.ts); not on a Cluster
  *           (below). Every key has the one hash tag, so one slot.
  * ARGV[1]   'c' consume | 'p' peek | 'r' refund | 'x' penalize

@@ -65,11 +65,12 @@ export const UNPACK = 'table.unpack or unpack'
  * one after another in the order given (see `tail`), each as the per-policy script would alone:
  *
  * KEYS[i]          the state key of decision i (1 <= i <= m)
- * KEYS[m + i]      its block key
- * KEYS[2m + 1]     `<prefix>:blocks` (see ANY_BLOCK)
+ * KEYS[m + i]      its block key, only when ARGV[3] is 'b'
+ * KEYS[#KEYS]      `<prefix>:blocks` (see ANY_BLOCK)
  * ARGV[1]      sliding-log: the batch's request id (decision i uses `<id>/<i>`); else ''
  * ARGV[2]      now in ms, for every decision of the batch; '' for Redis TIME
- * ARGV[2 + i]  cost of decision i; all absent when every cost is 1
+ * ARGV[3]      'b': the block keys are declared; '': they are not (see ANY_BLOCK)
+ * ARGV[3 + i]  cost of decision i; all absent when every cost is 1
  */
 export function inputs(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
   if (baked === undefined) {
@@ -124,9 +125,19 @@ export const holdsRepeated = (code: string): boolean => code !== 'sl'
  * `<prefix>:blocks` (see BLOCK in block.ts), which lives at least as long as every block set
  * through it. While it is absent, the decisions skip the GET of their key's block: most of the
  * time no key is blocked, and that GET was about a sixth of a decision's time in Redis.
+ *
+ * The store declares the block keys only while it knows that `<prefix>:blocks` exists: 32 key
+ * names a batch that Node builds and writes and Redis parses, for keys that are read only
+ * then. A batch sent without them while it exists decides nothing and writes nothing; it
+ * replies with the flag's PTTL (an integer, where decisions reply with an array), and the
+ * store sends it again with them and keeps declaring them for that long (see batch.ts). No key
+ * is touched that is not declared.
  */
-export const ANY_BLOCK = `local m = floor(#KEYS / 2)
+export const ANY_BLOCK = `local declared = ARGV[3] == 'b'
+local m = #KEYS - 1
+if declared then m = floor(#KEYS / 2) end
 local blocks = call('EXISTS', KEYS[#KEYS]) == 1
+if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
 `
 
 /**
@@ -256,7 +267,8 @@ local function run(from)
   for i = from, n do
     local extra = id
     if id ~= '' then extra = id .. '/' .. i end
-    out[i] = one(KEYS[i], KEYS[m + i], extra, tonumber(ARGV[i + 2]) or 1)
+    -- Block keys are read only while the blocks flag exists, and declared then.
+    out[i] = one(KEYS[i], declared and KEYS[m + i], extra, tonumber(ARGV[i + 3]) or 1)
     done = i
   end
 end

@@ -57,16 +57,41 @@ ${tail(code, batch)}`
 /** The flat script's ring: the hash's fields as read, by slot (a missing field counts 0). */
 const inHash = (slot: string): string => `(c[${slot}] or 0)`
 
+/**
+ * A ring slot's field name: with the precision baked in (and small), from a table the script
+ * builds once per call (a batch's decisions share it), else formatted where it is needed.
+ */
+const FIELD_TABLE_MAX = 30
+const fieldNames = (baked?: BakedPolicy): string =>
+  baked !== undefined && baked.precision <= FIELD_TABLE_MAX
+    ? `local FIELD = { ${Array.from({ length: baked.precision + 1 }, (_, i) => `[${i}] = '${i}'`).join(', ')} }\n`
+    : ''
+const fieldOf = (baked: BakedPolicy | undefined, slot: string): string =>
+  baked !== undefined && baked.precision <= FIELD_TABLE_MAX
+    ? `FIELD[${slot}]`
+    : `string.format('%d', ${slot})`
+
 export const slidingWindowFlat = (
   baked?: BakedPolicy,
   batch = false,
-): string => `${prologue('sw', baked, batch)}local size = window / precision
+): string => `${fieldNames(baked)}${prologue('sw', baked, batch)}local size = window / precision
 local ring = precision + 1
 local h = call('HGETALL', key)
-local newest, c = 0, {}
+-- The state as read, and the reply: now, the newest bucket, then slot and counter of each
+-- non-zero counter, as integers (no bulk strings for the client to parse). One pass.
+local newest, c, reply, r = 0, {}, { now, 0 }, 2
 for i = 1, #h, 2 do
-  if h[i] == 'n' then newest = tonumber(h[i + 1]) else c[tonumber(h[i])] = tonumber(h[i + 1]) end
+  local value = tonumber(h[i + 1])
+  if h[i] == 'n' then
+    newest = value
+  else
+    local slot = tonumber(h[i])
+    c[slot] = value
+    reply[r + 1], reply[r + 2] = slot, value
+    r = r + 2
+  end
 end
+reply[2] = newest
 if op == 'r' then
   local at = now - tonumber(extra)
   local bucket = floor(at / size)
@@ -75,10 +100,10 @@ if op == 'r' then
     local left = (c[slot] or 0) - cost
     if left > 0 then
       c[slot] = left
-      call('HSET', key, string.format('%d', slot), string.format('%d', left))
+      call('HSET', key, ${fieldOf(baked, 'slot')}, string.format('%d', left))
     elseif c[slot] then
       c[slot] = nil
-      call('HDEL', key, string.format('%d', slot))
+      call('HDEL', key, ${fieldOf(baked, 'slot')})
     end
   end
   -- save: the TTL ends with the newest bucket that still holds a count (resetAt).
@@ -88,14 +113,6 @@ if op == 'r' then
     call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
   end
   return nil
-end
--- The reply: the state as read, as integers (no bulk strings for the client to parse).
-local reply, r = { now, newest }, 2
-for i = 1, #h, 2 do
-  if h[i] ~= 'n' then
-    reply[r + 1], reply[r + 2] = tonumber(h[i]), tonumber(h[i + 1])
-    r = r + 2
-  end
 end
 local h = reply
 if cost > limit or op == 'p' or cost == 0 then return h end
@@ -107,12 +124,12 @@ ${SW_APPLY_BUCKET}if bucket > newest then
   -- The new bucket's own slot is one of them: it restarts at cost (HSET below).
   local gone = {}
   for s, _ in pairs(c) do
-    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = string.format('%d', s) end
+    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = ${fieldOf(baked, 's')} end
   end
   for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
-  call('HSET', key, 'n', string.format('%d', bucket), string.format('%d', slot), string.format('%d', cost))
+  call('HSET', key, 'n', string.format('%d', bucket), ${fieldOf(baked, 'slot')}, string.format('%d', cost))
 else
-  call('HSET', key, string.format('%d', slot), string.format('%d', (c[slot] or 0) + cost))
+  call('HSET', key, ${fieldOf(baked, 'slot')}, string.format('%d', (c[slot] or 0) + cost))
   -- The newest bucket already counted: every save since set the TTL to end with its window,
   -- at the same moment on the server's clock (with client time, the writer's clock moves it).
   if (c[slot] or 0) > 0 and server then return h end
