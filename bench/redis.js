@@ -20,6 +20,8 @@ const MILLION = envCount('BENCH_REDIS_KEYS', 1_000_000)
 // The memory target's case: 100,000 clients with 10-byte keys (`u:` and 8 digits).
 const SMALL_KEYS = envCount('BENCH_REDIS_SMALL_KEYS', 100_000)
 const SMALL_KEY_ALGORITHMS = ['gcra', 'token-bucket', 'fixed-window']
+const PACKED_GROUPS = [4096, 65_536]
+const CAS_OPS = envCount('BENCH_REDIS_CAS_OPS', 100_000)
 
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
@@ -147,6 +149,44 @@ async function main() {
     const perKey = ((await usedMemory()) - before) / SMALL_KEYS
     smallKeys.push({ name: results[i].name, peer: peerRow, usedMemoryPerKey: perKey })
   }
+  // The packed layout (RedisStoreOptions.packed), at the default groups and at far too many.
+  const packedStore = (groups) =>
+    new RedisStore({ client: track(pipelined()), blockCache: false, packed: { groups } })
+  for (const groups of PACKED_GROUPS) {
+    for (const algorithm of SMALL_KEY_ALGORITHMS) {
+      const few = createLimiter({ store: packedStore(groups), algorithm, limit: 10, window: '1h' })
+      await admin.flushall()
+      const before = await usedMemory()
+      await throughput((n) => few.consume(tenBytes(n)), SMALL_KEYS, IN_FLIGHT)
+      const perKey = ((await usedMemory()) - before) / SMALL_KEYS
+      const name = `Sluice RedisStore (${algorithm}, packed, ${fmt(groups)} groups)`
+      smallKeys.push({ name, peer: false, usedMemoryPerKey: perKey })
+    }
+  }
+  // The paths core decides in the process by compare-and-set, 1,000 in flight over 10k keys,
+  // once each, beside the Lua path in the same minute: a wide budget and the packed layout.
+  const casRows = []
+  for (const [name, limiter] of [
+    ['Sluice RedisStore (gcra, 10^8 an hour: Lua)', sluice(track(pipelined()), 'gcra')],
+    [
+      'Sluice RedisStore (gcra, 10^12 a month: wide, compare-and-set)',
+      createLimiter({
+        store: new RedisStore({ client: track(pipelined()), blockCache: false }),
+        algorithm: 'gcra',
+        limit: 1e12,
+        window: '31d',
+      }),
+    ],
+    [
+      'Sluice RedisStore (gcra, 10^8 an hour, packed: compare-and-set)',
+      createLimiter({ store: packedStore(4096), algorithm: 'gcra', limit: BIG, window: '1h' }),
+    ],
+  ]) {
+    await admin.flushall()
+    await admin.config('RESETSTAT')
+    const rate = await throughput((n) => limiter.consume(`cas:${n % KEYS}`), CAS_OPS, IN_FLIGHT)
+    casRows.push({ name, rate, calls: (await commandCalls(admin)) / CAS_OPS })
+  }
   await admin.flushall()
   const ceiling = median(ceilings)
   const ceilingPipelined = rawCeiling(port, sha, 1, IN_FLIGHT)
@@ -260,6 +300,18 @@ async function main() {
       ]),
     ),
     '',
+    `Decided in the process by compare-and-set (wide budgets; the packed layout), ${fmt(CAS_OPS)} decisions each, ${IN_FLIGHT} in flight over ${fmt(KEYS)} keys, beside the Lua path in the same minute:`,
+    '',
+    table(
+      ['store', 'decisions /s', 'vs Lua', 'scripts per decision'],
+      casRows.map((r) => [
+        r.name,
+        fmt(r.rate),
+        `${(r.rate / casRows[0].rate).toFixed(2)}x`,
+        r.calls.toFixed(3),
+      ]),
+    ),
+    '',
     'Redis bytes per key after one request from 203.0.113.7 (MEMORY USAGE):',
     '',
     table(['store', 'bytes'], memory),
@@ -290,6 +342,7 @@ async function main() {
     })),
     million: MILLION,
     smallKeys: { keys: SMALL_KEYS, keyBytes: 10, rows: smallKeys },
+    compareAndSet: casRows,
     ceiling: { clients50: ceiling, pipelined: ceilingPipelined },
     bytesPerKey: memory.map(([name, bytes]) => ({ name, peer: !name.startsWith('Sluice'), bytes })),
     blockCache: {

@@ -42,15 +42,15 @@ test('every limit of a client key is a field of its group hash, which lives as l
   await limiter.consume('alice')
   await limiter.consume('bob')
   expect((await admin.keys('*')).sort()).toEqual([
-    'sluice:{%g0}:fk:5:60000',
-    'sluice:{%g0}:gc:100:3600000:100',
+    'sluice:{%g0}:g100/1h',
+    'sluice:{%g0}:k5/1m',
   ])
-  const window = await admin.hgetall('sluice:{%g0}:fk:5:60000')
+  const window = await admin.hgetall('sluice:{%g0}:k5/1m')
   expect(Object.keys(window).sort()).toEqual(['alice', 'bob'])
   // `<expires at>;<state>`: the window's end plus the clock tolerance (1000 ms by default).
   expect(window.alice).toBe(`${now + 60_000 + 1000};${now},1`)
-  expect(await admin.pttl('sluice:{%g0}:fk:5:60000')).toBeGreaterThan(60_000 + 1000 - 500)
-  expect(await admin.object('ENCODING', 'sluice:{%g0}:gc:100:3600000:100')).toBe('listpack')
+  expect(await admin.pttl('sluice:{%g0}:k5/1m')).toBeGreaterThan(60_000 + 1000 - 500)
+  expect(await admin.object('ENCODING', 'sluice:{%g0}:g100/1h')).toBe('listpack')
   now += 61_000 + 1000
   // Expired fields read as empty: alice starts a new window.
   expect((await limiter.consume('alice')).policies[0].remaining).toBe(4)
@@ -71,7 +71,7 @@ test('expired fields are swept: a hash holds at most about twice its live fields
     window: '1s',
     clock: () => now,
   })
-  const hash = 'sluice:{%g0}:gc:1:1000:1'
+  const hash = 'sluice:{%g0}:g1/1s'
   let admitted = 0
   for (let wave = 0; wave < 6; wave++) {
     // 300 new client keys a wave; the last wave's have expired when the next comes.
