@@ -6,7 +6,7 @@ import { type AlgorithmName, type Policy } from '@sluice/core'
 import { isWide, policyCode } from '@sluice/core/adapter'
 import type { FlatKind } from './flat-outcome'
 import { escapePart, policyKeyId } from './keys'
-import { flatLua, script as luaScript, SCRIPTS, type LuaScript } from './lua'
+import { flatLua, isPackedAlgorithm, script as luaScript, SCRIPTS, type LuaScript } from './lua'
 
 /** A script the store runs with EVALSHA (see evaluate). */
 export interface LoadedScript {
@@ -45,6 +45,12 @@ export interface Plan {
    * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`).
    */
   readonly wide: boolean
+  /**
+   * On a packed store (RedisStoreOptions.packed), when no policy is wide and every algorithm is
+   * in PACKED_ALGORITHMS: the script that decides it in one round trip, the packed layout's
+   * flat script of its one policy or the `packed` generic script. Undefined: compare-and-set.
+   */
+  readonly packedScript: LuaScript | undefined
 }
 
 /** How each algorithm's scripts reply for one policy (see flat-outcome.ts). */
@@ -70,6 +76,16 @@ function scriptFor(policies: readonly Policy[]): LuaScript {
 function genericFor(policies: readonly Policy[]): LuaScript {
   const first: AlgorithmName = policies[0].algorithm
   return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
+}
+
+/** The packed layout's script of the policies (see Plan.packedScript). */
+function packedScriptFor(policies: readonly Policy[]): LuaScript | undefined {
+  if (!policies.every((p) => isPackedAlgorithm(p.algorithm))) return undefined
+  const { algorithm, anchor } = policies[0]
+  if (policies.length > 1 || !isPackedAlgorithm(algorithm)) return SCRIPTS.packed
+  return anchor === 'first-request'
+    ? SCRIPTS['fixed-window/first-request:packed']
+    : SCRIPTS[`${algorithm}:packed`]
 }
 
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
@@ -136,6 +152,7 @@ export class Planner {
         policies,
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
         wide,
+        packedScript: wide ? undefined : packedScriptFor(policies),
       }
       this.plans.set(policies, plan)
     }

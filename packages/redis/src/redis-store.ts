@@ -27,7 +27,7 @@ import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } fr
 import { asResult, flatReply, parseOutcomes } from './replies'
 import { CasRunner, type CasOp } from './cas/runner'
 import { packedBlock, packedPlaces, packedStem } from './cas/packed-places'
-import { KeyStorage, PackedStorage } from './cas/storage'
+import { KeyStorage, PackedStorage, type Place } from './cas/storage'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
 
@@ -238,6 +238,11 @@ export class RedisStore implements Store {
       const stem = packedStem(this.prefix, this.groups, request.key)
       const places = packedPlaces(stem, request.key, request.keys, plan.ids)
       const block = packedBlock(stem, request.key)
+      if (plan.packedScript !== undefined) {
+        // Rewards and penalties (the generic script asked for) are not in the flat scripts.
+        const packed = script === plan.generic ? SCRIPTS.packed : plan.packedScript
+        return this.runPacked(plan, packed, places, block, request, op, extra)
+      }
       return this.packed.run(places, block, plan.policies, request, op as CasOp)
     }
     if (plan.own !== undefined && script === plan.script) {
@@ -265,6 +270,19 @@ export class RedisStore implements Store {
     if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
     else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
     if (declared > n) args.push(stem + 'b')
+    this.pushDriverArgs(args, request, op, extra)
+    for (const a of plan.args) args.push(a)
+    return evaluate(this.client, this.loaded.get(script) as LoadedScript, args, (reply) => {
+      if (op === 'r' || op === 'x') return []
+      if (script === plan.script && plan.flat !== undefined) {
+        return [flatReply(plan.flat, reply, plan.policies[0], request)]
+      }
+      return parseOutcomes(reply, plan, request)
+    })
+  }
+
+  /** ARGV[1..6] of the generic scripts (lua/driver.ts). */
+  private pushDriverArgs(args: string[], request: StoreRequest, op: Op, extra: string): void {
     args.push(
       op,
       this.serverTime ? '' : String(request.now),
@@ -273,13 +291,36 @@ export class RedisStore implements Store {
       this.toleranceMs,
       request.maxDelayMs! > 0 ? String(request.maxDelayMs) : '0',
     )
-    for (const a of plan.args) args.push(a)
+  }
+
+  /**
+   * Any operation of a plan a packed script decides (lua/packed.ts): the hashes, then the
+   * block's (not on a Cluster, see lua/driver.ts); the driver's ARGV with each policy's field
+   * after its arguments, and the block's field last (the flat scripts take the same for one).
+   */
+  private runPacked(
+    plan: Plan,
+    script: LuaScript,
+    places: readonly Place[],
+    block: Place,
+    request: StoreRequest,
+    op: Op,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const n = places.length
+    const args: string[] = [script.sha, String(this.client.isCluster ? n : n + 1)]
+    for (const place of places) args.push(place.key)
+    if (!this.client.isCluster) args.push(block.key)
+    this.pushDriverArgs(args, request, op, extra)
+    for (let i = 0; i < n; i++) {
+      for (let a = i * 5; a < i * 5 + 5; a++) args.push(plan.args[a])
+      args.push(places[i].field)
+    }
+    args.push(block.field)
     return evaluate(this.client, this.loaded.get(script) as LoadedScript, args, (reply) => {
       if (op === 'r' || op === 'x') return []
-      if (script === plan.script && plan.flat !== undefined) {
-        return [flatReply(plan.flat, reply, plan.policies[0], request)]
-      }
-      return parseOutcomes(reply, plan, request)
+      if (script === SCRIPTS.packed) return parseOutcomes(reply, plan, request)
+      return [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)]
     })
   }
 

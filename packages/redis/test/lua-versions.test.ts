@@ -189,6 +189,7 @@ async function stateUnder(prefix: string): Promise<Record<string, unknown>> {
 const configurations: [string, Omit<RedisStoreOptions, 'client'>][] = [
   ['per-policy and batch scripts', {}],
   ['shared scripts', { policyScripts: 0 }],
+  ['packed layout scripts', { packed: { groups: 4 } }],
 ]
 
 describe.each(['lua5.1', 'lua5.4'])('replayed on %s', (lua) => {

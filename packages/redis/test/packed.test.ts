@@ -41,10 +41,7 @@ test('every limit of a client key is a field of its group hash, which lives as l
   })
   await limiter.consume('alice')
   await limiter.consume('bob')
-  expect((await admin.keys('*')).sort()).toEqual([
-    'sluice:{%g0}:g100/1h',
-    'sluice:{%g0}:k5/1m',
-  ])
+  expect((await admin.keys('*')).sort()).toEqual(['sluice:{%g0}:g100/1h', 'sluice:{%g0}:k5/1m'])
   const window = await admin.hgetall('sluice:{%g0}:k5/1m')
   expect(Object.keys(window).sort()).toEqual(['alice', 'bob'])
   // `<expires at>;<state>`: the window's end plus the clock tolerance (1000 ms by default).
@@ -88,51 +85,126 @@ test('expired fields are swept: a hash holds at most about twice its live fields
   for (let i = 0; i < 300; i++) expect((await limiter.consume(`w6-${i}`)).allowed).toBe(false)
 })
 
-test('two stores on one hot key: compare-and-set admits exactly the limit', async () => {
-  const limit = 200
-  const limiters = [0, 1, 2, 3].map(() =>
-    createLimiter({
-      store: new RedisStore({ client: connect(), packed: { groups: 8 } }),
-      algorithm: 'token-bucket',
-      limit,
-      window: '1h',
-    }),
-  )
-  // 4 stores x 100 in flight at once on one key (and one group): 400 tries for 200 tokens.
-  const tries = limiters.flatMap((limiter) =>
-    Array.from({ length: 100 }, () => limiter.consume('hot')),
-  )
-  const decisions = await Promise.all(tries)
-  expect(decisions.filter((d) => d.allowed)).toHaveLength(limit)
-  const check = createLimiter({
-    store: new RedisStore({ client: connect(), packed: { groups: 8 } }),
-    algorithm: 'token-bucket',
-    limit,
-    window: '1h',
-  })
-  expect((await check.peek('hot')).remaining).toBe(0)
+// token-bucket: one script decides (lua/packed.ts); sliding-window: compare-and-set (cas/).
+test.each(['token-bucket', 'sliding-window'] as const)(
+  'four stores on one hot key admit exactly the limit (%s)',
+  async (algorithm) => {
+    const limit = 200
+    const limiter = () =>
+      createLimiter({
+        store: new RedisStore({ client: connect(), packed: { groups: 8 } }),
+        algorithm,
+        limit,
+        window: '1h',
+      })
+    // 4 stores x 100 in flight at once on one key (and one group): 400 tries for 200.
+    const tries = [limiter(), limiter(), limiter(), limiter()].flatMap((one) =>
+      Array.from({ length: 100 }, () => one.consume('hot')),
+    )
+    const decisions = await Promise.all(tries)
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(limit)
+    expect((await limiter().peek('hot')).remaining).toBe(0)
+  },
+)
+
+test('gcra, fixed-window and the buckets take one script call a decision; the rest two', async () => {
+  const client = connect()
+  const store = new RedisStore({ client, packed: { groups: 16 } })
+  const calls = async (limits: Parameters<typeof createLimiter>[0]['limits']) => {
+    const limiter = createLimiter({ store, limits })
+    await limiter.consume('warm-up')
+    await admin.config('RESETSTAT')
+    for (let i = 0; i < 20; i++) await limiter.consume(`k${i}`)
+    const stats = await admin.info('commandstats')
+    const count = (command: string) =>
+      Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
+    return (count('evalsha') + count('eval')) / 20
+  }
+  expect(
+    await calls([
+      { limit: 10, window: '1m', algorithm: 'gcra' },
+      { limit: 100, window: '1h', algorithm: 'fixed-window' },
+      { limit: 20, window: '1m', algorithm: 'token-bucket' },
+      { limit: 30, window: '1m', algorithm: 'leaky-bucket' },
+    ]),
+  ).toBe(1)
+  // One limit: the packed layout's flat script of its algorithm.
+  await admin.script('FLUSH')
+  expect(await calls([{ limit: 10, window: '1m', algorithm: 'gcra' }])).toBe(1)
+  const flat = RedisStore.scripts['gcra:packed'].sha
+  expect(await admin.script('EXISTS', flat, RedisStore.scripts.packed.sha)).toEqual([1, 0])
+  expect(await calls([{ limit: 10, window: '1m', algorithm: 'sliding-window' }])).toBe(2)
+  expect(
+    await calls([
+      { limit: 10, window: '1m', algorithm: 'gcra' },
+      { limit: 20, window: '1m', algorithm: 'sliding-log' },
+    ]),
+  ).toBe(2)
 })
 
-test('a block and a reset of a packed key', async () => {
+test('a limit decided by the packed script and by compare-and-set keeps one state', async () => {
   let now = 1_764_000_000_000
-  const store = new RedisStore({
-    client: connect(),
-    time: 'client',
-    prefix: 'blocks',
-    packed: { groups: 4 },
+  const store = new RedisStore({ client: connect(), time: 'client', packed: { groups: 1 } })
+  const gcra = { limit: 10, window: '1h', algorithm: 'gcra' } as const
+  const alone = createLimiter({ store, limits: [gcra], clock: () => now })
+  const mixed = createLimiter({
+    store,
+    limits: [gcra, { limit: 100, window: '1h', algorithm: 'sliding-window' }],
+    clock: () => now,
   })
-  const limiter = createLimiter({ store, limit: 3, window: '1m', clock: () => now })
-  await limiter.consume('k')
-  await limiter.block('k', 5000)
-  const blocked = await limiter.consume('k')
-  expect([blocked.allowed, blocked.retryAfterMs]).toEqual([false, 5000])
-  now += 5000
-  expect((await limiter.consume('k')).remaining).toBe(1)
-  await limiter.reset('k')
-  expect((await limiter.consume('k')).remaining).toBe(2)
-  await limiter.reset('k')
-  expect(await admin.keys('blocks:*')).toEqual([])
+  const remaining: number[] = []
+  for (let i = 0; i < 6; i++) {
+    const limiter = i % 2 === 0 ? alone : mixed
+    remaining.push((await limiter.consume('alice')).policies[0].remaining)
+    now += 1
+  }
+  expect(remaining).toEqual([9, 8, 7, 6, 5, 4])
+  // Core's state vector [TAT ms, remainder], after its expiry plus the tolerance: either path
+  // reads the other's text.
+  const field = await admin.hget('sluice:{%g0}:g10/1h', 'alice')
+  expect(field).toMatch(/^\d+;\d+,\d+$/)
+  const [expires, tat] = (field as string).split(/[;,]/).map(Number)
+  expect(tat).toBe(1_764_000_000_000 + 6 * 360_000)
+  expect(expires).toBe(tat + 1000)
 })
+
+test('a field that is not a state this store wrote fails the call, naming it', async () => {
+  const store = new RedisStore({ client: connect(), packed: { groups: 1 } })
+  const limiter = createLimiter({ store, algorithm: 'gcra', limit: 5, window: '1m' })
+  await admin.hset('sluice:{%g0}:g5/1m', 'mallory', 'not a state')
+  await expect(
+    store.consume({
+      key: 'mallory',
+      policies: limiter.policies,
+      cost: 1,
+      now: Date.now(),
+    }),
+  ).rejects.toThrow(/sluice:\{%g0\}:g5\/1m field mallory holds not a state/)
+})
+
+test.each(['sliding-window', 'gcra'] as const)(
+  'a block and a reset of a packed key (%s)',
+  async (algorithm) => {
+    let now = 1_764_000_000_000
+    const store = new RedisStore({
+      client: connect(),
+      time: 'client',
+      prefix: 'blocks',
+      packed: { groups: 4 },
+    })
+    const limiter = createLimiter({ store, algorithm, limit: 3, window: '1m', clock: () => now })
+    await limiter.consume('k')
+    await limiter.block('k', 5000)
+    const blocked = await limiter.consume('k')
+    expect([blocked.allowed, blocked.retryAfterMs]).toEqual([false, 5000])
+    now += 5000
+    expect((await limiter.consume('k')).remaining).toBe(1)
+    await limiter.reset('k')
+    expect((await limiter.consume('k')).remaining).toBe(2)
+    await limiter.reset('k')
+    expect(await admin.keys('blocks:*')).toEqual([])
+  },
+)
 
 test('packed options are checked, naming the option and the value', () => {
   const client = connect()

@@ -5,6 +5,7 @@
  * strings (and read TIME).
  */
 import { UNPACK } from './flat/frame'
+import { PACKED_FIELDS } from './packed'
 
 /**
  * Keys of their own (wide plans): reads what a decision needs, '' for a missing key.
@@ -77,12 +78,7 @@ return out
 
 /**
  * Packed: writes fields when every checked field still holds what the read saw: 1, else 0 and
- * nothing written. A value is \`<expires at>;<state>\`: a field has no TTL of its own, so its
- * hash lives at least as long as its longest-lived field (PEXPIRE only ever raises it), and a
- * hash that gained a field is swept of expired ones whenever it has doubled since its last
- * sweep (the count then is kept in the field \`%n\`, which no escaped key can be): each field
- * is looked at a bounded number of times per insert, and a hash holds at most about twice its
- * live fields.
+ * nothing written. A value is \`<expires at>;<state>\`, written and swept as packed.ts says.
  *
  * KEYS[1..k]  the hashes (one slot)
  * ARGV[1]     now in ms (what expired means to the sweep)
@@ -91,6 +87,7 @@ return out
  */
 export const PACKED_WRITE = `
 local unpack = ${UNPACK}
+${PACKED_FIELDS}
 local now = tonumber(ARGV[1])
 local c = tonumber(ARGV[2])
 local a = 3
@@ -98,27 +95,12 @@ for i = 1, c do
   if (redis.call('HGET', KEYS[tonumber(ARGV[a])], ARGV[a + 1]) or '') ~= ARGV[a + 2] then return 0 end
   a = a + 3
 end
-local function sweep(key)
-  local mark = tonumber(redis.call('HGET', key, '%n') or '16')
-  local n = redis.call('HLEN', key)
-  if n < 2 * mark then return end
-  local all, gone = redis.call('HGETALL', key), {}
-  for i = 1, #all, 2 do
-    local expires = tonumber(string.match(all[i + 1], '^(%d+);'))
-    if all[i] ~= '%n' and expires and expires <= now then gone[#gone + 1] = all[i] end
-  end
-  for i = 1, #gone, 1000 do redis.call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
-  local left = n - #gone
-  if left < 16 then left = 16 end
-  redis.call('HSET', key, '%n', string.format('%d', left))
-end
 for b = a, #ARGV, 4 do
   local key, field, value = KEYS[tonumber(ARGV[b])], ARGV[b + 1], ARGV[b + 2]
   if value == '' then
     redis.call('HDEL', key, field)
   else
-    if redis.call('HSET', key, field, value) == 1 then sweep(key) end
-    if redis.call('PTTL', key) < tonumber(ARGV[b + 3]) then redis.call('PEXPIRE', key, ARGV[b + 3]) end
+    put_field(key, field, value, tonumber(ARGV[b + 3]), now)
   end
 end
 return 1

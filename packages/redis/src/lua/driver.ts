@@ -17,7 +17,12 @@
  * ARGV[5]   ms added to every TTL (time: 'client' clock tolerance; 0 with server time)
  * ARGV[6]   maxDelayMs: reservations on the meters ('0': none)
  * ARGV[7..] five per policy: algorithm code (fw sw sl tb lb gc), limit, windowMs, burst, precision;
- *           n, the number of policies, is read from their count
+ *           n, the number of policies, is read from their count. The packed layout's script
+ *           (packed.ts) takes six, the policy's field last, and after them the block's field;
+ *           its KEYS are the hashes, the block's last.
+ *
+ * Where each state and the block live, and how a state is read and written: KEY_STATE in
+ * prelude.ts, or PACKED_STATE in packed.ts; the algorithms only see `place(i)`.
  *
  * Consume and peek first GET the key's block. Every key a script touches is declared in KEYS,
  * as servers that check it require (Dragonfly refuses an undeclared key), except one: on a
@@ -46,12 +51,13 @@ end
 local cost = tonumber(ARGV[3])
 SLACK = tonumber(ARGV[5])
 MAXD = tonumber(ARGV[6])
+NOW = now
 
-local n = floor((#ARGV - 6) / 5)
+local n = floor((#ARGV - 6) / PER)
 if op == 'c' or op == 'p' then
-  local blocked = redis.pcall('GET', KEYS[n + 1] or sub(KEYS[1], 1, find(KEYS[1], '}:', 1, true) + 1) .. 'b')
-  if type(blocked) == 'string' then
-    local wait = tonumber(blocked) - now
+  local blocked = block_end(n)
+  if blocked then
+    local wait = blocked - now
     if wait > 0 then
       local out = {}
       for i = 1, n do out[i] = -wait end
@@ -60,9 +66,9 @@ if op == 'c' or op == 'p' then
   end
 end
 
-local policies, states, loaded = {}, {}, {}
+local policies, states, places, loaded = {}, {}, {}, {}
 for i = 1, n do
-  local j = 6 + (i - 1) * 5
+  local j = 6 + (i - 1) * PER
   local alg = ALG[ARGV[j + 1]]
   if not alg then return redis.error_reply('ERR sluice: algorithm ' .. ARGV[j + 1] .. ' is not in this script') end
   policies[i] = {
@@ -73,9 +79,10 @@ for i = 1, n do
     precision = tonumber(ARGV[j + 5]),
   }
   -- Two policies with the same id share one key and one state, as they do in MemoryStore.
-  local key = KEYS[i]
-  if loaded[key] == nil then loaded[key] = alg.load(key, policies[i]) end
-  states[i] = loaded[key]
+  places[i] = place(i)
+  local id = place_id(i)
+  if loaded[id] == nil then loaded[id] = alg.load(places[i], policies[i]) end
+  states[i] = loaded[id]
 end
 
 if op == 'r' then
@@ -85,7 +92,7 @@ if op == 'r' then
   for i = 1, n do
     local p = policies[i]
     p.alg.refund(states[i], now, p, cost, at)
-    p.alg.save(KEYS[i], states[i], now, p)
+    p.alg.save(places[i], states[i], now, p)
   end
   return nil
 end
@@ -95,7 +102,7 @@ if op == 'x' then
   for i = 1, n do
     local p = policies[i]
     p.alg.penalize(states[i], now, p, cost)
-    p.alg.save(KEYS[i], states[i], now, p)
+    p.alg.save(places[i], states[i], now, p)
   end
   return nil
 end
@@ -112,7 +119,7 @@ if op == 'c' and admitted and cost > 0 then
   for i = 1, n do
     local p = policies[i]
     p.alg.apply(states[i], now, p, cost)
-    p.alg.save(KEYS[i], states[i], now, p)
+    p.alg.save(places[i], states[i], now, p)
   end
 end
 return out

@@ -66,7 +66,7 @@ local ${name} = {}
 ALG.${code} = ${name}
 
 function ${name}.load(key)
-  local count, window_start = decode_pair(call('GET', key))
+  local count, window_start = load_pair(key, true)
   return { [0] = window_start, count }
 end
 
@@ -101,7 +101,7 @@ end
 function ${name}.save(key, s, now, p)
   local expires_at = 0
   if s[1] > 0 then expires_at = s[0] + p.window end
-  save_pair(key, s[1], s[0], expires_at, now)
+  save_pair(key, s[1], s[0], expires_at, now, true)
 end
 `
 

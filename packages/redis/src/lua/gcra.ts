@@ -47,7 +47,7 @@ local function gcra_set(s, now, p, after)
 end
 
 function gcra.load(key)
-  local rem, tat = decode_pair(call('GET', key))
+  local rem, tat = load_pair(key, true)
   return { [0] = tat, rem }
 end
 
@@ -72,6 +72,6 @@ end
 function gcra.save(key, s, now, p)
   local tat, rem = s[0], s[1]
   ${GCRA_EXPIRY}
-  save_pair(key, rem, tat, expires_at, now)
+  save_pair(key, rem, tat, expires_at, now, true)
 end
 `

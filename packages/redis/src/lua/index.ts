@@ -17,7 +17,8 @@ import {
 import { GCRA } from './gcra'
 import { LEAKY_BUCKET } from './leaky-bucket'
 import { METER } from './meter'
-import { PRELUDE } from './prelude'
+import { KEY_STATE, PRELUDE } from './prelude'
+import { PACKED_STATE } from './packed'
 import { SLIDING_LOG } from './sliding-log'
 import { SLIDING_WINDOW } from './sliding-window'
 import { TOKEN_BUCKET } from './token-bucket'
@@ -55,13 +56,10 @@ export function flatLua(
 ): string {
   switch (algorithm) {
     case 'gcra':
-      return gcraFlat(baked, batch)
     case 'fixed-window':
-      return fixedWindowFlat(baked, batch, anchor)
     case 'token-bucket':
-      return bucketFlat('tb', baked, batch)
     case 'leaky-bucket':
-      return bucketFlat('lb', baked, batch)
+      return pairFlat(algorithm, baked, batch, anchor, false)
     case 'sliding-window':
       return slidingWindowFlat(baked, batch)
     case 'sliding-log':
@@ -69,12 +67,38 @@ export function flatLua(
   }
 }
 
+/** The flat script of an algorithm whose state is a pair, on either layout (`packed`). */
+function pairFlat(
+  algorithm: PackedAlgorithm,
+  baked: BakedPolicy | undefined,
+  batch: boolean,
+  anchor: WindowAnchor,
+  packed: boolean,
+): string {
+  switch (algorithm) {
+    case 'gcra':
+      return gcraFlat(baked, batch, packed)
+    case 'fixed-window':
+      return fixedWindowFlat(baked, batch, anchor, packed)
+    case 'token-bucket':
+      return bucketFlat('tb', baked, batch, packed)
+    case 'leaky-bucket':
+      return bucketFlat('lb', baked, batch, packed)
+  }
+}
+
+/** The packed layout's flat script of one policy (lua/packed.ts; shared, never batched). */
+function packedFlat(algorithm: PackedAlgorithm, anchor: WindowAnchor = 'clock'): LuaScript {
+  return script(pairFlat(algorithm, undefined, false, anchor, true))
+}
+
 export function script(lua: string): LuaScript {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') }
 }
 
-function build(algorithms: readonly AlgorithmName[]): LuaScript {
-  const parts = [PRELUDE]
+/** The generic script of `algorithms`, its states where `state` keeps them (prelude.ts). */
+function build(algorithms: readonly AlgorithmName[], state = KEY_STATE): LuaScript {
+  const parts = [PRELUDE, state]
   if (algorithms.some((a) => NEEDS_METER.has(a))) parts.push(METER)
   for (const algorithm of algorithms) parts.push(BODIES[algorithm])
   parts.push(DRIVER)
@@ -89,6 +113,9 @@ export type ScriptName =
   | 'mixed'
   | `${FlatAlgorithm}:1`
   | 'fixed-window/first-request:1'
+  | 'packed'
+  | `${PackedAlgorithm}:packed`
+  | 'fixed-window/first-request:packed'
   | 'block'
   | 'wide-read'
   | 'wide-write'
@@ -98,11 +125,25 @@ export type ScriptName =
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
 /**
+ * The algorithms the packed layout decides in one script: those whose state is two integers.
+ * A sliding window's buckets and a log are decided by compare-and-set (cas.ts).
+ */
+export const PACKED_ALGORITHMS = ['gcra', 'fixed-window', 'token-bucket', 'leaky-bucket'] as const
+export type PackedAlgorithm = (typeof PACKED_ALGORITHMS)[number]
+
+/** Whether `algorithm` is one of PACKED_ALGORITHMS. */
+export function isPackedAlgorithm(algorithm: AlgorithmName): algorithm is PackedAlgorithm {
+  return (PACKED_ALGORITHMS as readonly AlgorithmName[]).includes(algorithm)
+}
+
+/**
  * One script per algorithm (its transitions plus the driver), used when every policy of a
  * limiter has that algorithm, and one with all six for limiters that mix algorithms: either
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
  * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
- * has one per anchor). `block`: sets
+ * has one per anchor). `packed`: the generic script of the algorithms whose state is two
+ * integers, on the packed layout (packed.ts), and `<algorithm>:packed` their flat scripts
+ * there. `block`: sets
  * or lifts a key's block (block.ts). `wide-read`, `wide-write`, `packed-read`,
  * `packed-write`: the reads and compare-and-set writes of the plans core decides in the
  * store's process (cas.ts).
@@ -124,6 +165,12 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'leaky-bucket:1': script(flatLua('leaky-bucket')),
   'sliding-window:1': script(flatLua('sliding-window')),
   'sliding-log:1': script(flatLua('sliding-log')),
+  packed: build(PACKED_ALGORITHMS, PACKED_STATE),
+  'gcra:packed': packedFlat('gcra'),
+  'fixed-window:packed': packedFlat('fixed-window'),
+  'fixed-window/first-request:packed': packedFlat('fixed-window', 'first-request'),
+  'token-bucket:packed': packedFlat('token-bucket'),
+  'leaky-bucket:packed': packedFlat('leaky-bucket'),
   block: script(BLOCK),
   'wide-read': script(WIDE_READ),
   'wide-write': script(WIDE_WRITE),

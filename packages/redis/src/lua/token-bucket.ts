@@ -30,7 +30,7 @@ local ${name} = {}
 ALG.${code} = ${name}
 
 function ${name}.load(key)
-  local level, last = decode_pair(call('GET', key))
+  local level, last = load_pair(key, false)
   return { [0] = level, last }
 end
 
@@ -67,7 +67,7 @@ end
 function ${name}.save(key, s, now, p)
   local level, last, limit = s[0], s[1], p.limit
   ${BUCKET_EXPIRY}
-  save_pair(key, level, last, expires_at, now)
+  save_pair(key, level, last, expires_at, now, false)
 end
 `
 }

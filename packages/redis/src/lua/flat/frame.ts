@@ -23,6 +23,8 @@
  * in 13 digits when 0 <= b < 1e13, otherwise `a:b`.
  */
 
+import { PACKED_FIELDS } from '../packed'
+
 /**
  * A policy baked into a flat script as Lua constants (RedisStore's per-policy scripts): ARGV
  * then carries only what changes from call to call, and usually nothing at all.
@@ -72,7 +74,12 @@ export const UNPACK = 'table.unpack or unpack'
  * ARGV[3]      'b': the block keys are declared; '': they are not (see ANY_BLOCK)
  * ARGV[3 + i]  cost of decision i; all absent when every cost is 1
  */
-export function inputs(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+export function inputs(
+  code: string,
+  baked: BakedPolicy | undefined,
+  batch: boolean,
+  packed = false,
+): string {
   if (baked === undefined) {
     if (batch) throw new Error('a batch script needs a baked policy')
     return `
@@ -81,8 +88,9 @@ local key, bkey, op, extra = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1], ARGV[4]
 local now = tonumber(ARGV[2])
 local cost, slack, maxd = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-`
+${packed ? packedInputs(code) : ''}`
   }
+  if (packed) throw new Error('a packed script takes its policy in ARGV')
   const n = (x: number): string => {
     if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
     return String(x)
@@ -104,12 +112,17 @@ ${policy}
 }
 
 /** Reads `now` (Redis TIME unless given); `server` says which. */
-export function clock(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+export function clock(
+  code: string,
+  baked: BakedPolicy | undefined,
+  batch: boolean,
+  packed = false,
+): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local unpack = ${UNPACK}
 local call = redis.call
-${inputs(code, baked, batch)}local server = not now
+${inputs(code, baked, batch, packed)}local server = not now
 if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
@@ -283,10 +296,16 @@ ${holdsRepeated(code) ? 'flush()\n' : ''}return out
 }
 
 /** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
-export function prologue(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
-  return `${clock(code, baked, batch)}if op ~= 'r'${batch ? ' and blocks' : ''} then
-  local blocked = redis.pcall('GET', bkey)
-  if type(blocked) == 'string' then
+export function prologue(
+  code: string,
+  baked: BakedPolicy | undefined,
+  batch: boolean,
+  packed = false,
+): string {
+  const read = packed ? `block_field(bkey, bfield)` : `redis.pcall('GET', bkey)`
+  return `${clock(code, baked, batch, packed)}if op ~= 'r'${batch ? ' and blocks' : ''} then
+  local blocked = ${read}
+  if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now
     if wait > 0 then return -wait end
   end
@@ -295,7 +314,13 @@ end
 }
 
 /** prologue, then GETs the state and decodes it into `sa`, `sb`. */
-export function head(code: string, baked: BakedPolicy | undefined, batch: boolean): string {
+export function head(
+  code: string,
+  baked: BakedPolicy | undefined,
+  batch: boolean,
+  packed = false,
+): string {
+  if (packed) return `${prologue(code, baked, batch, true)}${PACKED_HEAD}`
   // One MGET of the block and the state measured no cheaper than two GETs, and would need a
   // second path for the moment of a migration when the cluster refuses it.
   return `${prologue(code, baked, batch)}local v = call('GET', key)
@@ -311,8 +336,22 @@ end
 `
 }
 
-/** Writes the pair (a, b) expiring at `expires_at` (save_pair in prelude.ts). */
-export function save(a: string, b: string, expiresAt: string): string {
+/**
+ * Writes the pair (a, b) expiring at `expires_at` (save_pair in prelude.ts; with `packed`, in
+ * the packed layout, lua/packed.ts).
+ */
+export function save(a: string, b: string, expiresAt: string, packed = false): string {
+  if (packed) {
+    return `
+if ${expiresAt} <= now then
+  call('HDEL', key, field)
+else
+  local x, y = ${a}, ${b}
+  if swapped then x, y = y, x end
+  put_field(key, field, string.format('%d;%d,%d', ${expiresAt} + slack, x, y), ${expiresAt} - now + slack, now)
+end
+`
+  }
   return `
 if ${expiresAt} <= now then
   call('DEL', key)
@@ -323,3 +362,25 @@ else
 end
 `
 }
+
+/**
+ * Core's state vector holds the pair (sa, sb) as (sb, sa) for these: [TAT, remainder],
+ * [window start, count]; the buckets' is [level, last refill], as the pair.
+ */
+const VECTOR_SWAPPED: ReadonlySet<string> = new Set(['gc', 'fw', 'fk'])
+
+/**
+ * The packed layout's inputs (lua/packed.ts): KEYS[1] the limit's hash, KEYS[2] the block's;
+ * after the policy, ARGV[12] the client key's field and ARGV[13] its block's field, as in the
+ * packed generic script for one policy. Defines the field functions (PACKED_FIELDS).
+ */
+function packedInputs(code: string): string {
+  return `local field, bfield = ARGV[12], ARGV[13]
+local swapped = ${VECTOR_SWAPPED.has(code)}
+${PACKED_FIELDS}`
+}
+
+/** Reads the state's field into `sa`, `sb` (read_field, lua/packed.ts). */
+const PACKED_HEAD = `local sa, sb = read_field(key, field, now)
+if swapped then sa, sb = sb, sa end
+`

@@ -20,32 +20,41 @@ if op == 'p' or cost == 0 or not (${meterFits(shaping)}) then return backlog end
 `
 }
 
-export const gcraFlat = (baked?: BakedPolicy, batch = false): string => `${head('gc', baked, batch)}
+export const gcraFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+  packed = false,
+): string => `${head('gc', baked, batch, packed)}
 -- sa = tat remainder, sb = tat (ms)
 ${GCRA_BACKLOG}if op == 'r' then
   local after = backlog - cost * window
-  ${GCRA_SET}  ${GCRA_EXPIRY}  ${save('rem', 'tat', 'expires_at')}
+  ${GCRA_SET}  ${GCRA_EXPIRY}  ${save('rem', 'tat', 'expires_at', packed)}
   return nil
 end
 ${meterTest(false)}
 local after = backlog + cost * window
-${GCRA_SET}${GCRA_EXPIRY}${save('rem', 'tat', 'expires_at')}
+${GCRA_SET}${GCRA_EXPIRY}${save('rem', 'tat', 'expires_at', packed)}
 return backlog
 ${tail('gc', batch)}`
 
 /** token-bucket and leaky-bucket (shaping): sa = level (missing x windowMs), sb = last refill. */
-export function bucketFlat(code: 'tb' | 'lb', baked?: BakedPolicy, batch = false): string {
-  return `${head(code, baked, batch)}
+export function bucketFlat(
+  code: 'tb' | 'lb',
+  baked?: BakedPolicy,
+  batch = false,
+  packed = false,
+): string {
+  return `${head(code, baked, batch, packed)}
 ${BUCKET_DRAINED}if op == 'r' then
   level = level - cost * window
   if level < 0 then level = 0 end
-  ${BUCKET_EXPIRY}  ${save('level', 'last', 'expires_at')}
+  ${BUCKET_EXPIRY}  ${save('level', 'last', 'expires_at', packed)}
   return nil
 end
 local backlog = level
 ${meterTest(code === 'lb')}
 level = backlog + cost * window
-${BUCKET_EXPIRY}${save('level', 'last', 'expires_at')}
+${BUCKET_EXPIRY}${save('level', 'last', 'expires_at', packed)}
 return backlog
 ${tail(code, batch)}`
 }

@@ -16,10 +16,11 @@ export const fixedWindowFlat = (
   baked?: BakedPolicy,
   batch = false,
   anchor: WindowAnchor = 'clock',
+  packed = false,
 ): string => {
   const perKey = anchor === 'first-request'
   const code = perKey ? 'fk' : 'fw'
-  return `${head(code, baked, batch)}
+  return `${head(code, baked, batch, packed)}
 if op == 'r' then
   local at = now - tonumber(extra)
   local count = sa
@@ -29,14 +30,14 @@ if op == 'r' then
   end
   local expires_at = 0
   if count > 0 then expires_at = sb + window end
-  ${save('count', 'sb', 'expires_at')}
+  ${save('count', 'sb', 'expires_at', packed)}
   return nil
 end
 ${perKey ? FK_CURRENT : FW_CURRENT}-- The store computes the outcome from the reply with core's decide (flat-outcome.ts).
 local reply = ${FW_REPLY}
 if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
-${save('count', 'window_start', 'window_start + window')}
+${save('count', 'window_start', 'window_start + window', packed)}
 return reply
 ${tail(code, batch)}`
 }

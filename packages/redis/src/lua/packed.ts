@@ -1,0 +1,93 @@
+/**
+ * The packed layout's side of the scripts (RedisStoreOptions.packed): each limit's states are
+ * fields of one hash per group, `<prefix>:{%g<group>}:<policy key id>`, one field per client
+ * key (see cas/packed-places.ts). A field has no TTL of its own, so its value carries its
+ * expiry: `<expires at>;<core's state vector, comma-separated>`, the same text whichever path
+ * wrote it, so they share one state: for gcra, fixed-window and the buckets the flat scripts
+ * (one policy, flat/frame.ts) and the generic script below (several); for the rest core, by
+ * compare-and-set (cas.ts).
+ */
+
+/**
+ * The field functions every packed script defines. `sweep` sweeps a hash of fields expired at
+ * `now` once it has doubled since its last sweep: the count then is kept in the field `%n`,
+ * which no escaped key can be. Each field is looked at a bounded number of times per insert,
+ * and a hash holds at most about twice its live fields. Needs `unpack`.
+ */
+export const PACKED_FIELDS = `
+local function sweep(key, now)
+  local mark = tonumber(redis.call('HGET', key, '%n') or '16')
+  local n = redis.call('HLEN', key)
+  if n < 2 * mark then return end
+  local all, gone = redis.call('HGETALL', key), {}
+  for i = 1, #all, 2 do
+    local expires = tonumber(string.match(all[i + 1], '^(%d+);'))
+    if all[i] ~= '%n' and expires and expires <= now then gone[#gone + 1] = all[i] end
+  end
+  for i = 1, #gone, 1000 do redis.call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
+  local left = n - #gone
+  if left < 16 then left = 16 end
+  redis.call('HSET', key, '%n', string.format('%d', left))
+end
+
+-- Sets \`field\` of \`key\` to \`value\`, alive for ttl ms: the hash lives at least as long as its
+-- longest-lived field (PEXPIRE only ever raises its TTL), and a new field may start a sweep.
+local function put_field(key, field, value, ttl, now)
+  if redis.call('HSET', key, field, value) == 1 then sweep(key, now) end
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, string.format('%d', ttl)) end
+end
+
+-- A two-integer state: core's state vector from the field (0, 0 once it has expired at \`now\`,
+-- as a key would be gone at its TTL). A field this store did not write fails the call.
+local function read_field(key, field, now)
+  local v = redis.call('HGET', key, field)
+  if not v then return 0, 0 end
+  local expires, x, y = string.match(v, '^(%d+);(%-?%d+),(%-?%d+)$')
+  if not expires then
+    error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
+  end
+  if tonumber(expires) <= now then return 0, 0 end
+  return tonumber(x), tonumber(y)
+end
+
+-- When the client key's block ends (nil: none); a block is \`<expires at>;<ends at>\`.
+local function block_field(key, field)
+  local v = redis.pcall('HGET', key, field)
+  if type(v) == 'string' then return tonumber(string.match(v, ';(%d+)$')) end
+end
+`
+
+/**
+ * The packed layout's places for the generic driver (the functions KEY_STATE in prelude.ts
+ * defines for keys of their own): KEYS[i] is policy i's hash, ARGV carries six per policy, the
+ * field last, then the block's field. An expired field reads as empty, as a key gone at its TTL
+ * would; a state that is empty again is deleted.
+ */
+export const PACKED_STATE = `${PACKED_FIELDS}
+local PER = 6
+local function place(i) return { KEYS[i], ARGV[6 + i * 6] } end
+-- Length first, so no field and hash name can run together into another pair's.
+local function place_id(i)
+  local field = ARGV[6 + i * 6]
+  return #field .. ':' .. field .. KEYS[i]
+end
+
+local function load_pair(place, swapped)
+  local x, y = read_field(place[1], place[2], NOW)
+  if swapped then return y, x end
+  return x, y
+end
+
+local function save_pair(place, a, b, expires_at, now, swapped)
+  if expires_at <= now then
+    call('HDEL', place[1], place[2])
+    return
+  end
+  if swapped then a, b = b, a end
+  put_field(place[1], place[2], format('%d;%d,%d', expires_at + SLACK, a, b), expires_at - now + SLACK, now)
+end
+
+local function block_end(n)
+  return block_field(block_key(n), ARGV[#ARGV])
+end
+`
