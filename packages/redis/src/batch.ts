@@ -19,6 +19,11 @@ export interface BatchEntry {
   readonly key: string
   /** The key's block (batches run on standalone Redis only; declared while blocks may exist). */
   readonly block: string | undefined
+  /**
+   * The packed layout (RedisStoreOptions.packed): the fields of the state and of the block in
+   * the hashes `key` and `block`, which a packed batch always declares.
+   */
+  readonly fields?: readonly [state: string, block: string]
   readonly request: StoreRequest
   /** The sliding-log request id, used when it goes alone. */
   readonly extra: string
@@ -119,7 +124,7 @@ export class Batcher {
       this.sendNow(batch, declare)
     } catch (error) {
       // Nothing may throw out of the flush (a timer callback): each consume fails instead.
-      for (const entry of batch) entry.reject(error)
+      rejectAll(batch, error)
     }
   }
 
@@ -130,6 +135,7 @@ export class Batcher {
       return
     }
     const { plan, own } = first
+    if (first.fields !== undefined) return this.sendPacked(batch)
     const args = [own.batch.sha, String((declare ? 2 : 1) * batch.length + 1)]
     let costs = false
     for (const entry of batch) {
@@ -144,10 +150,7 @@ export class Batcher {
     if (costs) for (const entry of batch) args.push(String(entry.request.cost))
     evaluate(this.store.client, own.batch, args, (reply) => {
       if (typeof reply === 'number' && !declare) return reply
-      if (!Array.isArray(reply) || reply.length !== batch.length) {
-        throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
-      }
-      return reply as unknown[]
+      return repliesOf(reply, batch)
     }).then(
       (replies) => {
         if (typeof replies === 'number') {
@@ -156,25 +159,61 @@ export class Batcher {
           this.send(batch, true)
           return
         }
-        const policy = plan.policies[0]
-        const kind = plan.flat as FlatKind
-        for (let i = 0; i < batch.length; i++) {
-          const { request, resolve, reject } = batch[i]
-          // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
-          if (replies[i] instanceof Error) {
-            reject(replies[i])
-            continue
-          }
-          try {
-            resolve([flatReply(kind, replies[i], policy, request)])
-          } catch (error) {
-            reject(error)
-          }
-        }
+        settle(batch, replies)
       },
-      (error: unknown) => {
-        for (const entry of batch) entry.reject(error)
-      },
+      (error: unknown) => rejectAll(batch, error),
     )
+  }
+
+  /**
+   * A packed batch (lua/flat/frame.ts): KEYS the hashes, then the blocks' hashes; ARGV `now`
+   * and three per consume, its field, its block's field and its cost.
+   */
+  private sendPacked(batch: readonly BatchEntry[]): void {
+    const first = batch[0]
+    const args = [first.own.batch.sha, String(2 * batch.length)]
+    for (const entry of batch) args.push(entry.key)
+    for (const entry of batch) args.push(entry.block as string)
+    args.push('', this.store.serverTime ? '' : String(first.request.now), '')
+    for (const entry of batch) {
+      const [state, block] = entry.fields as readonly [string, string]
+      args.push(state, block, String(entry.request.cost))
+    }
+    evaluate(this.store.client, first.own.batch, args, (reply) => repliesOf(reply, batch)).then(
+      (replies) => settle(batch, replies),
+      (error: unknown) => rejectAll(batch, error),
+    )
+  }
+}
+
+function rejectAll(batch: readonly BatchEntry[], error: unknown): void {
+  for (const entry of batch) entry.reject(error)
+}
+
+/** A batch script's replies, one per consume; throws on a malformed reply. */
+function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
+  if (!Array.isArray(reply) || reply.length !== batch.length) {
+    throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+  }
+  return reply as unknown[]
+}
+
+/** Resolves each consume of the batch with its reply's outcome, or rejects it. */
+function settle(batch: readonly BatchEntry[], replies: readonly unknown[]): void {
+  const { plan } = batch[0]
+  const policy = plan.policies[0]
+  const kind = plan.flat as FlatKind
+  for (let i = 0; i < batch.length; i++) {
+    const { request, resolve, reject } = batch[i]
+    // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
+    if (replies[i] instanceof Error) {
+      reject(replies[i])
+      continue
+    }
+    try {
+      resolve([flatReply(kind, replies[i], policy, request)])
+    } catch (error) {
+      reject(error)
+    }
   }
 }

@@ -110,6 +110,15 @@ export function policyKeyId(policy: Pick<Policy, 'id'>): string {
  */
 export function escapePart(part: string): string {
   if (part === '') return '%'
+  // As in escapeKey: most parts need no escaping, and four scans are cheaper than replace().
+  if (
+    part.indexOf('%') === -1 &&
+    part.indexOf('{') === -1 &&
+    part.indexOf('}') === -1 &&
+    part.indexOf(':') === -1
+  ) {
+    return part
+  }
   return part.replace(/[%{}:]/g, (c) =>
     c === '%' ? '%25' : c === '{' ? '%7B' : c === '}' ? '%7D' : '%3A',
   )

@@ -6,7 +6,14 @@ import { type AlgorithmName, type Policy } from '@sluice/core'
 import { isWide, policyCode } from '@sluice/core/adapter'
 import type { FlatKind } from './flat-outcome'
 import { escapePart, policyKeyId } from './keys'
-import { flatLua, isPackedAlgorithm, script as luaScript, SCRIPTS, type LuaScript } from './lua'
+import {
+  flatLua,
+  isPackedAlgorithm,
+  packedBatchLua,
+  script as luaScript,
+  SCRIPTS,
+  type LuaScript,
+} from './lua'
 
 /** A script the store runs with EVALSHA (see evaluate). */
 export interface LoadedScript {
@@ -94,15 +101,22 @@ export class Planner {
   /** Per-policy scripts by configuration (see policyScript). */
   private readonly policyScripts = new Map<string, PolicyScript>()
 
+  /** `packed`: the store's layout is packed (RedisStoreOptions.packed). */
   constructor(
     private readonly toleranceMs: string,
     private readonly maxPolicyScripts: number,
+    private readonly packed = false,
   ) {}
 
-  /** The policy's own script, made on first use while fewer than policyScripts exist. */
+  /**
+   * The policy's own script, made on first use while fewer than policyScripts exist. Packed:
+   * the shared flat script of its algorithm alone, and its own batch form.
+   */
   private policyScript(policy: Policy): PolicyScript | undefined {
     const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
+    const { algorithm, anchor } = policy
+    if (this.packed && !isPackedAlgorithm(algorithm)) return undefined
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
         limit: policy.limit,
@@ -111,9 +125,14 @@ export class Planner {
         precision: policy.precision,
         slackMs: Number(this.toleranceMs),
       }
-      const { algorithm, anchor } = policy
-      const single = luaScript(flatLua(algorithm, baked, false, anchor))
-      const batch = luaScript(flatLua(algorithm, baked, true, anchor))
+      const single = this.packed
+        ? (packedScriptFor([policy]) as LuaScript)
+        : luaScript(flatLua(algorithm, baked, false, anchor))
+      const batch = luaScript(
+        isPackedAlgorithm(algorithm) && this.packed
+          ? packedBatchLua(algorithm, baked, anchor)
+          : flatLua(algorithm, baked, true, anchor),
+      )
       own = {
         lua: single.lua,
         sha: single.sha,

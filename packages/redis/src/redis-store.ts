@@ -20,13 +20,13 @@ import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
-import { keyStem, policyKeyId } from './keys'
+import { escapePart, keyStem, policyKeyId } from './keys'
 import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
 import { CasRunner, type CasOp } from './cas/runner'
-import { packedBlock, packedPlaces, packedStem } from './cas/packed-places'
+import { packedBlock, packedField, packedPlaces, packedStem } from './cas/packed-places'
 import { KeyStorage, PackedStorage, type Place } from './cas/storage'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
@@ -74,7 +74,7 @@ export class RedisStore implements Store {
     this.toleranceMs = settings.toleranceMs
     this.cache = settings.cache
     this.batchSize = settings.batchSize
-    this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts)
+    this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts, settings.groups > 0)
     this.batcher = new Batcher({
       // A full batch is written at once (see ScriptClient.direct).
       client: this.client.direct ?? this.client,
@@ -82,7 +82,18 @@ export class RedisStore implements Store {
       serverTime: settings.serverTime,
       blocks: this.blocks,
       requestId: (plan) => this.requestId(plan),
-      runAlone: (e) => this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra),
+      runAlone: (e) =>
+        e.fields === undefined
+          ? this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra)
+          : this.runPacked(
+              e.plan,
+              e.plan.packedScript as LuaScript,
+              [{ key: e.key, field: e.fields[0] }],
+              { key: e.block as string, field: e.fields[1] },
+              e.request,
+              'c',
+              e.extra,
+            ),
     })
     const slack = Number(settings.toleranceMs)
     this.wide = new CasRunner(new KeyStorage(this.client), settings.serverTime, slack)
@@ -235,15 +246,7 @@ export class RedisStore implements Store {
     script: LuaScript,
   ): Promise<PolicyOutcome[]> {
     if (this.packed !== undefined) {
-      const stem = packedStem(this.prefix, this.groups, request.key)
-      const places = packedPlaces(stem, request.key, request.keys, plan.ids)
-      const block = packedBlock(stem, request.key)
-      if (plan.packedScript !== undefined) {
-        // Rewards and penalties (the generic script asked for) are not in the flat scripts.
-        const packed = script === plan.generic ? SCRIPTS.packed : plan.packedScript
-        return this.runPacked(plan, packed, places, block, request, op, extra)
-      }
-      return this.packed.run(places, block, plan.policies, request, op as CasOp)
+      return this.runPackedPlan(this.packed, plan, request, op, extra, script)
     }
     if (plan.own !== undefined && script === plan.script) {
       return this.runOwn(plan, plan.own, request, op, extra)
@@ -281,6 +284,11 @@ export class RedisStore implements Store {
     })
   }
 
+  /** Whether a consume through a policy's own script joins a batch (see batchSize). */
+  private batches(request: StoreRequest): boolean {
+    return this.batchSize > 1 && !(request.maxDelayMs! > 0)
+  }
+
   /** ARGV[1..6] of the generic scripts (lua/driver.ts). */
   private pushDriverArgs(args: string[], request: StoreRequest, op: Op, extra: string): void {
     args.push(
@@ -291,6 +299,54 @@ export class RedisStore implements Store {
       this.toleranceMs,
       request.maxDelayMs! > 0 ? String(request.maxDelayMs) : '0',
     )
+  }
+
+  /**
+   * Any operation of a packed store (RedisStoreOptions.packed): a consume of one policy of a
+   * packed script's algorithm joins the batch of its own script; the rest of such plans go
+   * alone to the flat or generic packed script (`script`: which the caller asked for); every
+   * other plan to compare-and-set (`runner`).
+   */
+  private runPackedPlan(
+    runner: CasRunner,
+    plan: Plan,
+    request: StoreRequest,
+    op: Op,
+    extra: string,
+    script: LuaScript,
+  ): Promise<PolicyOutcome[]> {
+    const { key, keys } = request
+    const stem = packedStem(this.prefix, this.groups, key)
+    const escaped = escapePart(key)
+    const own = plan.own
+    if (
+      plan.packedScript !== undefined &&
+      own !== undefined &&
+      op === 'c' &&
+      this.batches(request)
+    ) {
+      return new Promise((resolve, reject) => {
+        this.batcher.enqueue({
+          plan,
+          own,
+          key: stem + plan.ids[0],
+          block: `${stem}b`,
+          fields: [packedField(escaped, keys, 0), escaped],
+          request,
+          extra,
+          resolve,
+          reject,
+        })
+      })
+    }
+    const places = packedPlaces(stem, key, keys, plan.ids)
+    const block = packedBlock(stem, key, escaped)
+    if (plan.packedScript === undefined) {
+      return runner.run(places, block, plan.policies, request, op as CasOp)
+    }
+    // Rewards and penalties (the generic script asked for) are not in the flat scripts.
+    const packed = script === plan.generic ? SCRIPTS.packed : plan.packedScript
+    return this.runPacked(plan, packed, places, block, request, op, extra)
   }
 
   /**
@@ -340,7 +396,7 @@ export class RedisStore implements Store {
       request.keys === undefined ? stem + plan.ids[0] : stateKey(stem, request.keys, 0, plan.ids[0])
     // Declared, except on a Cluster (see lua/driver.ts), which runs no batches.
     const block = this.client.isCluster ? undefined : stem + 'b'
-    if (op === 'c' && this.batchSize > 1 && !(request.maxDelayMs! > 0)) {
+    if (op === 'c' && this.batches(request)) {
       return new Promise((resolve, reject) => {
         this.batcher.enqueue({ plan, own, key, block, request, extra, resolve, reject })
       })

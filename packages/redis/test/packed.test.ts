@@ -28,6 +28,14 @@ afterAll(async () => {
 
 beforeEach(() => admin.flushall())
 
+/** Script calls (EVALSHA and EVAL) since the last CONFIG RESETSTAT. */
+async function scriptCalls(): Promise<number> {
+  const stats = await admin.info('commandstats')
+  const count = (command: string) =>
+    Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
+  return count('evalsha') + count('eval')
+}
+
 test('every limit of a client key is a field of its group hash, which lives as long as its longest field', async () => {
   let now = 1_764_000_000_000
   const store = new RedisStore({ client: connect(), time: 'client', packed: { groups: 1 } })
@@ -115,10 +123,7 @@ test('gcra, fixed-window and the buckets take one script call a decision; the re
     await limiter.consume('warm-up')
     await admin.config('RESETSTAT')
     for (let i = 0; i < 20; i++) await limiter.consume(`k${i}`)
-    const stats = await admin.info('commandstats')
-    const count = (command: string) =>
-      Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
-    return (count('evalsha') + count('eval')) / 20
+    return (await scriptCalls()) / 20
   }
   expect(
     await calls([
@@ -140,6 +145,45 @@ test('gcra, fixed-window and the buckets take one script call a decision; the re
       { limit: 20, window: '1m', algorithm: 'sliding-log' },
     ]),
   ).toBe(2)
+})
+
+test('the consumes of one turn share one script call, decided in order', async () => {
+  let now = 1_764_000_000_000
+  const store = new RedisStore({ client: connect(), time: 'client', packed: { groups: 4 } })
+  const limiter = createLimiter({
+    store,
+    algorithm: 'fixed-window',
+    limit: 3,
+    window: '1m',
+    clock: () => now,
+  })
+  await limiter.consume('warm-up')
+  await limiter.block('c', 5000)
+  await admin.config('RESETSTAT')
+  const keys = ['a', 'a', 'a', 'a', 'b', 'c', 'a', 'b', 'd', 'e']
+  const decisions = await Promise.all(
+    keys.map((key) => limiter.consume(key, { cost: key === 'd' ? 2 : 1 })),
+  )
+  expect(decisions.map((d) => d.allowed)).toEqual([
+    true,
+    true,
+    true,
+    false,
+    true,
+    false,
+    false,
+    true,
+    true,
+    true,
+  ])
+  expect(decisions[5].retryAfterMs).toBe(5000)
+  expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 2, 0, 0, 1, 1, 2])
+  expect(await scriptCalls()).toBe(1)
+  // What the batch wrote: d's two units, a's three.
+  expect((await limiter.consume('d')).remaining).toBe(0)
+  expect((await limiter.consume('a')).allowed).toBe(false)
+  now += 60_000
+  expect((await limiter.consume('a')).remaining).toBe(2)
 })
 
 test('a limit decided by the packed script and by compare-and-set keeps one state', async () => {

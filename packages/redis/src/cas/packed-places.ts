@@ -24,6 +24,15 @@ export function packedStem(prefix: string, groups: number, key: string): string 
   return `${prefix}:{%g${groupOf(key, groups)}}:`
 }
 
+/** Policy i's field: the escaped client key, then `:<escaped state key>` for rules. */
+export function packedField(
+  escapedKey: string,
+  keys: readonly string[] | undefined,
+  i: number,
+): string {
+  return keys === undefined ? escapedKey : `${escapedKey}:${escapePart(keys[i])}`
+}
+
 /** Where policy i's state lives (`ids[i]` its policy id). */
 export function packedPlaces(
   stem: string,
@@ -31,14 +40,11 @@ export function packedPlaces(
   keys: readonly string[] | undefined,
   ids: readonly string[],
 ): Place[] {
-  const field = escapePart(key)
-  return ids.map((id, i) => ({
-    key: stem + id,
-    field: keys === undefined ? field : `${field}:${escapePart(keys[i])}`,
-  }))
+  const escaped = escapePart(key)
+  return ids.map((id, i) => ({ key: stem + id, field: packedField(escaped, keys, i) }))
 }
 
-/** Where the client key's block lives. */
-export function packedBlock(stem: string, key: string): Place {
-  return { key: `${stem}b`, field: escapePart(key) }
+/** Where the client key's block lives (`escapedKey`: escapePart(key), when the caller has it). */
+export function packedBlock(stem: string, key: string, escapedKey = escapePart(key)): Place {
+  return { key: `${stem}b`, field: escapedKey }
 }

@@ -87,7 +87,16 @@ function pairFlat(
   }
 }
 
-/** The packed layout's flat script of one policy (lua/packed.ts; shared, never batched). */
+/** The packed layout's batch script of a policy (lua/packed.ts, flat/frame.ts). */
+export function packedBatchLua(
+  algorithm: PackedAlgorithm,
+  baked: BakedPolicy,
+  anchor: WindowAnchor,
+): string {
+  return pairFlat(algorithm, baked, true, anchor, true)
+}
+
+/** The packed layout's shared flat script of one policy (lua/packed.ts). */
 function packedFlat(algorithm: PackedAlgorithm, anchor: WindowAnchor = 'clock'): LuaScript {
   return script(pairFlat(algorithm, undefined, false, anchor, true))
 }

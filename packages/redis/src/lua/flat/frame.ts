@@ -73,6 +73,11 @@ export const UNPACK = 'table.unpack or unpack'
  * ARGV[2]      now in ms, for every decision of the batch; '' for Redis TIME
  * ARGV[3]      'b': the block keys are declared; '': they are not (see ANY_BLOCK)
  * ARGV[3 + i]  cost of decision i; all absent when every cost is 1
+ *
+ * The packed layout (`packed`, lua/packed.ts): the shared script takes the driver's KEYS and
+ * ARGV for one policy with the fields after them (see packedInputs); the batch script takes
+ * KEYS[i] the hash of decision i and KEYS[m + i] its block's hash (always declared), ARGV[2]
+ * now, and from ARGV[4] three per decision: its field, its block's field, its cost.
  */
 export function inputs(
   code: string,
@@ -90,7 +95,7 @@ local cost, slack, maxd = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6]
 local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 ${packed ? packedInputs(code) : ''}`
   }
-  if (packed) throw new Error('a packed script takes its policy in ARGV')
+  if (packed && !batch) throw new Error('a packed script of one call takes its policy in ARGV')
   const n = (x: number): string => {
     if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
     return String(x)
@@ -101,7 +106,7 @@ ${packed ? packedInputs(code) : ''}`
 local op, slack, maxd = 'c', ${n(baked.slackMs)}, 0
 ${policy}
 local now = tonumber(ARGV[2])
-`
+${packed ? `local extra = ''\n${packedInputs(code, true)}` : ''}`
   }
   return `
 local key, bkey, extra, op = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1] or '', ARGV[2] or 'c'
@@ -127,7 +132,16 @@ if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-${batch ? `${ANY_BLOCK}${holdsRepeated(code) ? HOLD_REPEATED : ''}local function one(key, bkey, extra, cost)\n` : ''}`
+${batch ? batchHead(code, packed) : ''}`
+}
+
+/** The batch script's start of `one`: what it declares before (see ANY_BLOCK, HOLD_REPEATED). */
+function batchHead(code: string, packed: boolean): string {
+  // Packed: every block declared and read; a key that repeats is read again (no holding).
+  if (packed)
+    return 'local m, blocks = #KEYS / 2, true\nlocal function one(key, bkey, field, bfield, cost)\n'
+  const hold = holdsRepeated(code) ? HOLD_REPEATED : ''
+  return `${ANY_BLOCK}${hold}local function one(key, bkey, extra, cost)\n`
 }
 
 /** Whether a batch script of this algorithm holds repeated keys (see HOLD_REPEATED). */
@@ -272,16 +286,20 @@ end
  * the reads that can fail. One pcall covers the run of decisions from `from` on, and another
  * starts after a failure: a pcall per decision cost Redis 0.4 us each.
  */
-export function tail(code: string, batch: boolean): string {
+export function tail(code: string, batch: boolean, packed = false): string {
   if (!batch) return ''
+  const decide = packed
+    ? `local j = 3 * i
+    out[i] = one(KEYS[i], KEYS[m + i], ARGV[j + 1], ARGV[j + 2], tonumber(ARGV[j + 3]))`
+    : `local extra = id
+    if id ~= '' then extra = id .. '/' .. i end
+    -- Block keys are read only while the blocks flag exists, and declared then.
+    out[i] = one(KEYS[i], declared and KEYS[m + i], extra, tonumber(ARGV[i + 3]) or 1)`
   return `end
 local id, out, n, done = ARGV[1], {}, m, 0
 local function run(from)
   for i = from, n do
-    local extra = id
-    if id ~= '' then extra = id .. '/' .. i end
-    -- Block keys are read only while the blocks flag exists, and declared then.
-    out[i] = one(KEYS[i], declared and KEYS[m + i], extra, tonumber(ARGV[i + 3]) or 1)
+    ${decide}
     done = i
   end
 end
@@ -291,7 +309,7 @@ while done < n do
   done = done + 1
   out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
-${holdsRepeated(code) ? 'flush()\n' : ''}return out
+${holdsRepeated(code) && !packed ? 'flush()\n' : ''}return out
 `
 }
 
@@ -372,11 +390,11 @@ const VECTOR_SWAPPED: ReadonlySet<string> = new Set(['gc', 'fw', 'fk'])
 /**
  * The packed layout's inputs (lua/packed.ts): KEYS[1] the limit's hash, KEYS[2] the block's;
  * after the policy, ARGV[12] the client key's field and ARGV[13] its block's field, as in the
- * packed generic script for one policy. Defines the field functions (PACKED_FIELDS).
+ * packed generic script for one policy (a batch passes them to `one`). Defines the field
+ * functions (PACKED_FIELDS).
  */
-function packedInputs(code: string): string {
-  return `local field, bfield = ARGV[12], ARGV[13]
-local swapped = ${VECTOR_SWAPPED.has(code)}
+function packedInputs(code: string, batch = false): string {
+  return `${batch ? '' : 'local field, bfield = ARGV[12], ARGV[13]\n'}local swapped = ${VECTOR_SWAPPED.has(code)}
 ${PACKED_FIELDS}`
 }
 

@@ -35,7 +35,7 @@ ${meterTest(false)}
 local after = backlog + cost * window
 ${GCRA_SET}${GCRA_EXPIRY}${save('rem', 'tat', 'expires_at', packed)}
 return backlog
-${tail('gc', batch)}`
+${tail('gc', batch, packed)}`
 
 /** token-bucket and leaky-bucket (shaping): sa = level (missing x windowMs), sb = last refill. */
 export function bucketFlat(
@@ -56,5 +56,5 @@ ${meterTest(code === 'lb')}
 level = backlog + cost * window
 ${BUCKET_EXPIRY}${save('level', 'last', 'expires_at', packed)}
 return backlog
-${tail(code, batch)}`
+${tail(code, batch, packed)}`
 }

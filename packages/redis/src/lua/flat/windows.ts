@@ -39,7 +39,7 @@ if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
 ${save('count', 'window_start', 'window_start + window', packed)}
 return reply
-${tail(code, batch)}`
+${tail(code, batch, packed)}`
 }
 
 /**
