@@ -153,7 +153,7 @@ async function main() {
   const packedStore = (groups) =>
     new RedisStore({ client: track(pipelined()), blockCache: false, packed: { groups } })
   for (const groups of PACKED_GROUPS) {
-    for (const algorithm of SMALL_KEY_ALGORITHMS) {
+    for (const algorithm of [...SMALL_KEY_ALGORITHMS, 'sliding-window']) {
       const few = createLimiter({ store: packedStore(groups), algorithm, limit: 10, window: '1h' })
       await admin.flushall()
       const before = await usedMemory()
@@ -164,11 +164,16 @@ async function main() {
     }
   }
   // The packed layout and wide budgets beside keys of their own, 1,000 in flight over 10k keys,
-  // once each in the same minute: the packed script (gcra), and the paths core decides in the
-  // process by compare-and-set (a packed sliding window, a wide budget).
+  // once each in the same minute: packed Lua (gcra, sliding-window), and the paths core decides
+  // in the process by compare-and-set (a packed sliding log, a wide budget).
   const perKey = (algorithm) => sluice(track(pipelined()), algorithm)
   const packedLimiter = (algorithm) =>
-    createLimiter({ store: packedStore(4096), algorithm, limit: BIG, window: '1h' })
+    createLimiter({
+      store: packedStore(4096),
+      algorithm,
+      limit: algorithm === 'sliding-log' ? 1_000_000 : BIG,
+      window: '1h',
+    })
   const wideGcra = () =>
     createLimiter({
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
@@ -179,10 +184,12 @@ async function main() {
   const layoutRows = []
   for (const [name, limiter, base] of [
     ['gcra, keys of their own', perKey('gcra')],
-    ['gcra, packed (one script)', packedLimiter('gcra'), 0],
+    ['gcra, packed (Lua)', packedLimiter('gcra'), 0],
     ['gcra, 10^12 a month: wide (compare-and-set)', wideGcra(), 0],
     ['sliding-window, keys of their own', perKey('sliding-window')],
-    ['sliding-window, packed (compare-and-set)', packedLimiter('sliding-window'), 3],
+    ['sliding-window, packed (Lua)', packedLimiter('sliding-window'), 3],
+    ['sliding-log, keys of their own', perKey('sliding-log')],
+    ['sliding-log, packed (compare-and-set)', packedLimiter('sliding-log'), 5],
   ]) {
     await admin.flushall()
     await admin.config('RESETSTAT')

@@ -8,8 +8,9 @@ import type { FlatKind } from './flat-outcome'
 import { escapePart, policyKeyId } from './keys'
 import {
   flatLua,
-  isPackedAlgorithm,
-  packedBatchLua,
+  hasPackedFlat,
+  isPairAlgorithm,
+  packedFlatLua,
   script as luaScript,
   SCRIPTS,
   type LuaScript,
@@ -53,11 +54,14 @@ export interface Plan {
    */
   readonly wide: boolean
   /**
-   * On a packed store (RedisStoreOptions.packed), when no policy is wide and every algorithm is
-   * in PACKED_ALGORITHMS: the script that decides it in one round trip, the packed layout's
-   * flat script of its one policy or the `packed` generic script. Undefined: compare-and-set.
+   * On a packed store (RedisStoreOptions.packed), when no policy is wide: the script that
+   * decides its consumes, peeks and timed refunds in one round trip, the packed layout's flat
+   * script of its one policy or the generic `packed` script of several pairs (see
+   * PAIR_ALGORITHMS); `packedGeneric` the one for rewards and penalties (the generic script,
+   * for pairs only). Undefined: compare-and-set (cas/runner.ts).
    */
   readonly packedScript: LuaScript | undefined
+  readonly packedGeneric: LuaScript | undefined
 }
 
 /** How each algorithm's scripts reply for one policy (see flat-outcome.ts). */
@@ -87,12 +91,18 @@ function genericFor(policies: readonly Policy[]): LuaScript {
 
 /** The packed layout's script of the policies (see Plan.packedScript). */
 function packedScriptFor(policies: readonly Policy[]): LuaScript | undefined {
-  if (!policies.every((p) => isPackedAlgorithm(p.algorithm))) return undefined
-  const { algorithm, anchor } = policies[0]
-  if (policies.length > 1 || !isPackedAlgorithm(algorithm)) return SCRIPTS.packed
-  return anchor === 'first-request'
-    ? SCRIPTS['fixed-window/first-request:packed']
-    : SCRIPTS[`${algorithm}:packed`]
+  const [{ algorithm, anchor }] = policies
+  if (policies.length === 1 && hasPackedFlat(algorithm)) {
+    return anchor === 'first-request'
+      ? SCRIPTS['fixed-window/first-request:packed']
+      : SCRIPTS[`${algorithm}:packed`]
+  }
+  return packedGenericFor(policies)
+}
+
+/** The packed layout's generic script, when every policy is a pair (see Plan.packedGeneric). */
+function packedGenericFor(policies: readonly Policy[]): LuaScript | undefined {
+  return policies.every((p) => isPairAlgorithm(p.algorithm)) ? SCRIPTS.packed : undefined
 }
 
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
@@ -116,7 +126,7 @@ export class Planner {
     const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
     const { algorithm, anchor } = policy
-    if (this.packed && !isPackedAlgorithm(algorithm)) return undefined
+    if (this.packed && !hasPackedFlat(algorithm)) return undefined
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
         limit: policy.limit,
@@ -129,8 +139,8 @@ export class Planner {
         ? (packedScriptFor([policy]) as LuaScript)
         : luaScript(flatLua(algorithm, baked, false, anchor))
       const batch = luaScript(
-        isPackedAlgorithm(algorithm) && this.packed
-          ? packedBatchLua(algorithm, baked, anchor)
+        this.packed && hasPackedFlat(algorithm)
+          ? packedFlatLua(algorithm, baked, true, anchor)
           : flatLua(algorithm, baked, true, anchor),
       )
       own = {
@@ -172,6 +182,7 @@ export class Planner {
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
         wide,
         packedScript: wide ? undefined : packedScriptFor(policies),
+        packedGeneric: wide ? undefined : packedGenericFor(policies),
       }
       this.plans.set(policies, plan)
     }

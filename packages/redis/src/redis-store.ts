@@ -341,11 +341,9 @@ export class RedisStore implements Store {
     }
     const places = packedPlaces(stem, key, keys, plan.ids)
     const block = packedBlock(stem, key, escaped)
-    if (plan.packedScript === undefined) {
-      return runner.run(places, block, plan.policies, request, op as CasOp)
-    }
     // Rewards and penalties (the generic script asked for) are not in the flat scripts.
-    const packed = script === plan.generic ? SCRIPTS.packed : plan.packedScript
+    const packed = script === plan.generic ? plan.packedGeneric : plan.packedScript
+    if (packed === undefined) return runner.run(places, block, plan.policies, request, op as CasOp)
     return this.runPacked(plan, packed, places, block, request, op, extra)
   }
 

@@ -1,4 +1,4 @@
-import { createLimiter, ConfigError } from '@sluice/core'
+import { createLimiter, ConfigError, MemoryStore } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import { startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
@@ -93,8 +93,8 @@ test('expired fields are swept: a hash holds at most about twice its live fields
   for (let i = 0; i < 300; i++) expect((await limiter.consume(`w6-${i}`)).allowed).toBe(false)
 })
 
-// token-bucket: one script decides (lua/packed.ts); sliding-window: compare-and-set (cas/).
-test.each(['token-bucket', 'sliding-window'] as const)(
+// token-bucket, sliding-window: Lua decides (lua/packed.ts); sliding-log: compare-and-set (cas/).
+test.each(['token-bucket', 'sliding-window', 'sliding-log'] as const)(
   'four stores on one hot key admit exactly the limit (%s)',
   async (algorithm) => {
     const limit = 200
@@ -115,7 +115,7 @@ test.each(['token-bucket', 'sliding-window'] as const)(
   },
 )
 
-test('gcra, fixed-window and the buckets take one script call a decision; the rest two', async () => {
+test('every algorithm but sliding-log takes one script call a decision; it and mixes with it two', async () => {
   const client = connect()
   const store = new RedisStore({ client, packed: { groups: 16 } })
   const calls = async (limits: Parameters<typeof createLimiter>[0]['limits']) => {
@@ -138,7 +138,14 @@ test('gcra, fixed-window and the buckets take one script call a decision; the re
   expect(await calls([{ limit: 10, window: '1m', algorithm: 'gcra' }])).toBe(1)
   const flat = RedisStore.scripts['gcra:packed'].sha
   expect(await admin.script('EXISTS', flat, RedisStore.scripts.packed.sha)).toEqual([1, 0])
-  expect(await calls([{ limit: 10, window: '1m', algorithm: 'sliding-window' }])).toBe(2)
+  expect(await calls([{ limit: 10, window: '1m', algorithm: 'sliding-window' }])).toBe(1)
+  expect(await calls([{ limit: 10, window: '1m', algorithm: 'sliding-log' }])).toBe(2)
+  expect(
+    await calls([
+      { limit: 10, window: '1m', algorithm: 'gcra' },
+      { limit: 20, window: '1m', algorithm: 'sliding-window' },
+    ]),
+  ).toBe(2)
   expect(
     await calls([
       { limit: 10, window: '1m', algorithm: 'gcra' },
@@ -212,19 +219,54 @@ test('a limit decided by the packed script and by compare-and-set keeps one stat
   expect(expires).toBe(tat + 1000)
 })
 
-test('a field that is not a state this store wrote fails the call, naming it', async () => {
-  const store = new RedisStore({ client: connect(), packed: { groups: 1 } })
-  const limiter = createLimiter({ store, algorithm: 'gcra', limit: 5, window: '1m' })
-  await admin.hset('sluice:{%g0}:g5/1m', 'mallory', 'not a state')
-  await expect(
-    store.consume({
-      key: 'mallory',
-      policies: limiter.policies,
-      cost: 1,
-      now: Date.now(),
-    }),
-  ).rejects.toThrow(/sluice:\{%g0\}:g5\/1m field mallory holds not a state/)
+test('a sliding window decided in Lua and by compare-and-set keeps one ring', async () => {
+  let now = 1_764_000_000_000
+  const window = { limit: 10, window: '1m', algorithm: 'sliding-window', precision: 4 } as const
+  const log = { limit: 100, window: '1h', algorithm: 'sliding-log' } as const
+  const packed = new RedisStore({ client: connect(), time: 'client', packed: { groups: 1 } })
+  const memory = new MemoryStore()
+  const pair = (store: RedisStore | MemoryStore) => [
+    createLimiter({ store, limits: [window], clock: () => now }),
+    createLimiter({ store, limits: [window, log], clock: () => now }),
+  ]
+  const [alone, mixed] = pair(packed)
+  const [aloneInMemory, mixedInMemory] = pair(memory)
+  // Across buckets (15 s each) and out of the window: each path reads what the other wrote.
+  for (let i = 0; i < 40; i++) {
+    const [limiter, oracle] = i % 3 === 0 ? [mixed, mixedInMemory] : [alone, aloneInMemory]
+    const [got, want] = [await limiter.consume('bob'), await oracle.consume('bob')]
+    expect([i, got.allowed, got.policies[0].remaining, got.retryAfterMs]).toEqual([
+      i,
+      want.allowed,
+      want.policies[0].remaining,
+      want.retryAfterMs,
+    ])
+    now += 4_000
+  }
+  // Core's state vector: the newest bucket, then the ring's five counts.
+  const field = await admin.hget('sluice:{%g0}:w10/1mp4', 'bob')
+  expect(field).toMatch(/^\d+;\d+(,\d+){5}$/)
 })
+
+test.each([
+  ['gcra', 'g5/1m'],
+  ['sliding-window', 'w5/1m'],
+] as const)(
+  'a field that is not a state this store wrote fails the call, naming it (%s)',
+  async (algorithm, id) => {
+    const store = new RedisStore({ client: connect(), packed: { groups: 1 } })
+    const limiter = createLimiter({ store, algorithm, limit: 5, window: '1m' })
+    await admin.hset(`sluice:{%g0}:${id}`, 'mallory', 'not a state')
+    await expect(
+      store.consume({
+        key: 'mallory',
+        policies: limiter.policies,
+        cost: 1,
+        now: Date.now(),
+      }),
+    ).rejects.toThrow(`sluice:{%g0}:${id} field mallory holds not a state`)
+  },
+)
 
 test.each(['sliding-window', 'gcra'] as const)(
   'a block and a reset of a packed key (%s)',

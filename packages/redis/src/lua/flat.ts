@@ -4,4 +4,9 @@
  */
 export type { BakedPolicy } from './flat/frame'
 export { bucketFlat, gcraFlat } from './flat/meters'
-export { fixedWindowFlat, slidingLogFlat, slidingWindowFlat } from './flat/windows'
+export {
+  fixedWindowFlat,
+  slidingLogFlat,
+  slidingWindowFlat,
+  slidingWindowPackedFlat,
+} from './flat/windows'

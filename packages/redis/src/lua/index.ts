@@ -12,6 +12,7 @@ import {
   gcraFlat,
   slidingLogFlat,
   slidingWindowFlat,
+  slidingWindowPackedFlat,
   type BakedPolicy,
 } from './flat'
 import { GCRA } from './gcra'
@@ -59,7 +60,7 @@ export function flatLua(
     case 'fixed-window':
     case 'token-bucket':
     case 'leaky-bucket':
-      return pairFlat(algorithm, baked, batch, anchor, false)
+      return pairFlat(algorithm, baked, batch, anchor)
     case 'sliding-window':
       return slidingWindowFlat(baked, batch)
     case 'sliding-log':
@@ -69,11 +70,11 @@ export function flatLua(
 
 /** The flat script of an algorithm whose state is a pair, on either layout (`packed`). */
 function pairFlat(
-  algorithm: PackedAlgorithm,
+  algorithm: PairAlgorithm,
   baked: BakedPolicy | undefined,
   batch: boolean,
   anchor: WindowAnchor,
-  packed: boolean,
+  packed = false,
 ): string {
   switch (algorithm) {
     case 'gcra':
@@ -87,18 +88,22 @@ function pairFlat(
   }
 }
 
-/** The packed layout's batch script of a policy (lua/packed.ts, flat/frame.ts). */
-export function packedBatchLua(
-  algorithm: PackedAlgorithm,
-  baked: BakedPolicy,
-  anchor: WindowAnchor,
+/**
+ * A flat script's Lua on the packed layout (lua/packed.ts): shared, or with `baked` and
+ * `batch` the batch form (the packed layout has no per-policy script of one call).
+ */
+export function packedFlatLua(
+  algorithm: PackedFlatAlgorithm,
+  baked?: BakedPolicy,
+  batch = false,
+  anchor: WindowAnchor = 'clock',
 ): string {
-  return pairFlat(algorithm, baked, true, anchor, true)
+  if (algorithm === 'sliding-window') return slidingWindowPackedFlat(baked, batch)
+  return pairFlat(algorithm, baked, batch, anchor, true)
 }
 
-/** The packed layout's shared flat script of one policy (lua/packed.ts). */
-function packedFlat(algorithm: PackedAlgorithm, anchor: WindowAnchor = 'clock'): LuaScript {
-  return script(pairFlat(algorithm, undefined, false, anchor, true))
+function packedFlat(algorithm: PackedFlatAlgorithm, anchor: WindowAnchor = 'clock'): LuaScript {
+  return script(packedFlatLua(algorithm, undefined, false, anchor))
 }
 
 export function script(lua: string): LuaScript {
@@ -123,7 +128,7 @@ export type ScriptName =
   | `${FlatAlgorithm}:1`
   | 'fixed-window/first-request:1'
   | 'packed'
-  | `${PackedAlgorithm}:packed`
+  | `${PackedFlatAlgorithm}:packed`
   | 'fixed-window/first-request:packed'
   | 'block'
   | 'wide-read'
@@ -134,15 +139,25 @@ export type ScriptName =
 const ALL = Object.keys(BODIES) as AlgorithmName[]
 
 /**
- * The algorithms the packed layout decides in one script: those whose state is two integers.
- * A sliding window's buckets and a log are decided by compare-and-set (cas.ts).
+ * The algorithms whose state is two integers: the packed layout's generic script decides any
+ * set of them (lua/packed.ts).
  */
-export const PACKED_ALGORITHMS = ['gcra', 'fixed-window', 'token-bucket', 'leaky-bucket'] as const
-export type PackedAlgorithm = (typeof PACKED_ALGORITHMS)[number]
+export const PAIR_ALGORITHMS = ['gcra', 'fixed-window', 'token-bucket', 'leaky-bucket'] as const
+export type PairAlgorithm = (typeof PAIR_ALGORITHMS)[number]
 
-/** Whether `algorithm` is one of PACKED_ALGORITHMS. */
-export function isPackedAlgorithm(algorithm: AlgorithmName): algorithm is PackedAlgorithm {
-  return (PACKED_ALGORITHMS as readonly AlgorithmName[]).includes(algorithm)
+/**
+ * The algorithms with flat scripts on the packed layout (one limit, and its batches): the pairs
+ * and sliding-window, whose ring fits one field. A log's sorted set does not: sliding-log, and
+ * every plan no packed script takes, is decided by compare-and-set (cas.ts).
+ */
+export type PackedFlatAlgorithm = PairAlgorithm | 'sliding-window'
+
+export function isPairAlgorithm(algorithm: AlgorithmName): algorithm is PairAlgorithm {
+  return (PAIR_ALGORITHMS as readonly AlgorithmName[]).includes(algorithm)
+}
+
+export function hasPackedFlat(algorithm: AlgorithmName): algorithm is PackedFlatAlgorithm {
+  return algorithm === 'sliding-window' || isPairAlgorithm(algorithm)
 }
 
 /**
@@ -151,8 +166,8 @@ export function isPackedAlgorithm(algorithm: AlgorithmName): algorithm is Packed
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
  * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
  * has one per anchor). `packed`: the generic script of the algorithms whose state is two
- * integers, on the packed layout (packed.ts), and `<algorithm>:packed` their flat scripts
- * there. `block`: sets
+ * integers, on the packed layout (packed.ts), and `<algorithm>:packed` the flat scripts
+ * there (those and sliding-window). `block`: sets
  * or lifts a key's block (block.ts). `wide-read`, `wide-write`, `packed-read`,
  * `packed-write`: the reads and compare-and-set writes of the plans core decides in the
  * store's process (cas.ts).
@@ -174,12 +189,13 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'leaky-bucket:1': script(flatLua('leaky-bucket')),
   'sliding-window:1': script(flatLua('sliding-window')),
   'sliding-log:1': script(flatLua('sliding-log')),
-  packed: build(PACKED_ALGORITHMS, PACKED_STATE),
+  packed: build(PAIR_ALGORITHMS, PACKED_STATE),
   'gcra:packed': packedFlat('gcra'),
   'fixed-window:packed': packedFlat('fixed-window'),
   'fixed-window/first-request:packed': packedFlat('fixed-window', 'first-request'),
   'token-bucket:packed': packedFlat('token-bucket'),
   'leaky-bucket:packed': packedFlat('leaky-bucket'),
+  'sliding-window:packed': packedFlat('sliding-window'),
   block: script(BLOCK),
   'wide-read': script(WIDE_READ),
   'wide-write': script(WIDE_WRITE),

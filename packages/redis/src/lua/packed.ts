@@ -58,6 +58,42 @@ end
 `
 
 /**
+ * sliding-window's ring in one field (flat/windows.ts): core's state vector, the newest bucket
+ * then one count per ring slot. `read_ring` gives the newest bucket and the non-zero counts by
+ * slot (0 and none once expired); `save_ring` writes them back, or deletes the field when the
+ * state is empty again. Needs PACKED_FIELDS.
+ */
+export const PACKED_RING = `
+local function read_ring(key, field, now, ring)
+  local v, c = redis.call('HGET', key, field), {}
+  if not v then return 0, c end
+  local expires, rest = string.match(v, '^(%d+);([%d,]+)$')
+  local newest, i = 0, -1
+  if expires then
+    for x in string.gmatch(rest, '%d+') do
+      if i < 0 then newest = tonumber(x) elseif x ~= '0' then c[i] = tonumber(x) end
+      i = i + 1
+    end
+  end
+  if i ~= ring then
+    error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
+  end
+  if tonumber(expires) <= now then return 0, {} end
+  return newest, c
+end
+
+local function save_ring(key, field, newest, c, ring, expires_at, now, slack)
+  if expires_at <= now then
+    redis.call('HDEL', key, field)
+    return
+  end
+  local parts = { string.format('%d;%d', expires_at + slack, newest) }
+  for s = 0, ring - 1 do parts[s + 2] = string.format('%d', c[s] or 0) end
+  put_field(key, field, table.concat(parts, ','), expires_at - now + slack, now)
+end
+`
+
+/**
  * The packed layout's places for the generic driver (the functions KEY_STATE in prelude.ts
  * defines for keys of their own): KEYS[i] is policy i's hash, ARGV carries six per policy, the
  * field last, then the block's field. An expired field reads as empty, as a key gone at its TTL

@@ -23,7 +23,7 @@
  * in 13 digits when 0 <= b < 1e13, otherwise `a:b`.
  */
 
-import { PACKED_FIELDS } from '../packed'
+import { PACKED_FIELDS, PACKED_RING } from '../packed'
 
 /**
  * A policy baked into a flat script as Lua constants (RedisStore's per-policy scripts): ARGV
@@ -391,11 +391,11 @@ const VECTOR_SWAPPED: ReadonlySet<string> = new Set(['gc', 'fw', 'fk'])
  * The packed layout's inputs (lua/packed.ts): KEYS[1] the limit's hash, KEYS[2] the block's;
  * after the policy, ARGV[12] the client key's field and ARGV[13] its block's field, as in the
  * packed generic script for one policy (a batch passes them to `one`). Defines the field
- * functions (PACKED_FIELDS).
+ * functions (PACKED_FIELDS, and sliding-window's PACKED_RING).
  */
 function packedInputs(code: string, batch = false): string {
   return `${batch ? '' : 'local field, bfield = ARGV[12], ARGV[13]\n'}local swapped = ${VECTOR_SWAPPED.has(code)}
-${PACKED_FIELDS}`
+${PACKED_FIELDS}${code === 'sw' ? PACKED_RING : ''}`
 }
 
 /** Reads the state's field into `sa`, `sb` (read_field, lua/packed.ts). */

@@ -140,6 +140,48 @@ return h
 ${tail('sw', batch)}`
 
 /**
+ * sliding-window on the packed layout (lua/packed.ts): the ring is core's state vector in one
+ * field, `<expires at>;<newest>,<count of slot 0>,...`, read whole (read_ring), changed here as
+ * the hash is above, and written whole (save_ring) with the expiry the hash's TTL would have.
+ * Same reply and same transitions as the script above.
+ */
+export const slidingWindowPackedFlat = (
+  baked?: BakedPolicy,
+  batch = false,
+): string => `${prologue('sw', baked, batch, true)}local size = window / precision
+local ring = precision + 1
+local newest, c = read_ring(key, field, now, ring)
+local reply, r = { now, newest }, 2
+for slot, value in pairs(c) do
+  reply[r + 1], reply[r + 2] = slot, value
+  r = r + 2
+end
+if op == 'r' then
+  local at = now - tonumber(extra)
+  local bucket = floor(at / size)
+  if ${SW_REFUNDABLE} then
+    local slot = bucket % ring
+    local left = (c[slot] or 0) - cost
+    if left > 0 then c[slot] = left else c[slot] = nil end
+  end
+  ${swExpiry(inHash)}  save_ring(key, field, newest, c, ring, expires_at, now, slack)
+  return nil
+end
+if cost > limit or op == 'p' or cost == 0 then return reply end
+${swUsed(inHash)}if used + cost > limit then return reply end
+${SW_APPLY_BUCKET}if bucket > newest then
+  -- The new bucket's own slot is one of the stale ones: it restarts at cost.
+  for s, _ in pairs(c) do
+    if ${swStale('s')} then c[s] = nil end
+  end
+  newest = bucket
+end
+c[slot] = (c[slot] or 0) + cost
+save_ring(key, field, newest, c, ring, (bucket + precision + 1) * size, now, slack)
+return reply
+${tail('sw', batch, true)}`
+
+/**
  * sliding-log (sliding-log.ts in core, lua/sliding-log.ts here): the same sorted set, one
  * member `<request id>.<n>` per admitted cost unit scored by its timestamp, and the same TTL
  * (the newest timestamp's end of window). A consume is TIME, GET (block), ZCOUNT, ZRANGE (the
