@@ -165,15 +165,21 @@ async function main() {
   }
   // The packed layout and wide budgets beside keys of their own, 1,000 in flight over 10k keys,
   // once each in the same minute: packed Lua (gcra, sliding-window), and the paths core decides
-  // in the process by compare-and-set (a packed sliding log, a wide budget).
+  // in the process by compare-and-set (a packed limiter of gcra and sliding-window, a wide
+  // budget).
   const perKey = (algorithm) => sluice(track(pipelined()), algorithm)
   const packedLimiter = (algorithm) =>
+    createLimiter({ store: packedStore(4096), algorithm, limit: BIG, window: '1h' })
+  const twoLimits = [
+    { name: 'meter', algorithm: 'gcra', limit: BIG, window: '1h' },
+    { name: 'window', algorithm: 'sliding-window', limit: BIG, window: '1h' },
+  ]
+  const perKeyTwo = () =>
     createLimiter({
-      store: packedStore(4096),
-      algorithm,
-      limit: algorithm === 'sliding-log' ? 1_000_000 : BIG,
-      window: '1h',
+      store: new RedisStore({ client: track(pipelined()), blockCache: false }),
+      limits: twoLimits,
     })
+  const packedTwo = () => createLimiter({ store: packedStore(4096), limits: twoLimits })
   const wideGcra = () =>
     createLimiter({
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
@@ -188,8 +194,8 @@ async function main() {
     ['gcra, 10^12 a month: wide (compare-and-set)', wideGcra(), 0],
     ['sliding-window, keys of their own', perKey('sliding-window')],
     ['sliding-window, packed (Lua)', packedLimiter('sliding-window'), 3],
-    ['sliding-log, keys of their own', perKey('sliding-log')],
-    ['sliding-log, packed (compare-and-set)', packedLimiter('sliding-log'), 5],
+    ['gcra and sliding-window, keys of their own', perKeyTwo()],
+    ['gcra and sliding-window, packed (compare-and-set)', packedTwo(), 5],
   ]) {
     await admin.flushall()
     await admin.config('RESETSTAT')

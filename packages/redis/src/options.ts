@@ -76,13 +76,14 @@ export interface RedisStoreOptions {
   /**
    * Keeps state packed: one hash per limit and group of client keys, a field per client key,
    * instead of a key of its own per client key and limit. Redis memory per client key at
-   * 100,000 10-byte keys drops from 133 bytes to 55 for gcra and fixed-window, and from 165 to
-   * 63 for token-bucket (docs/redis.md, measured by bench/redis.js), because a field carries
-   * none of a key's own costs (its dictionary entry, its TTL entry, the value's object). The
-   * price is throughput: no batches and no per-policy scripts, so one script call per decision
-   * for gcra, fixed-window and the buckets (about 0.2x the decisions per second of keys of
-   * their own), and two for sliding-window, sliding-log and wide budgets, which core decides in
-   * this process and writes back by compare-and-set (about 0.1x).
+   * 100,000 10-byte keys drops from 133 bytes to 56 for gcra and fixed-window, from 165 to 63
+   * for token-bucket, and to 49 for sliding-window (docs/redis.md, measured by
+   * bench/redis.js), because a field carries none of a key's own costs (its dictionary entry,
+   * its TTL entry, the value's object). The price is throughput: gcra, fixed-window, the
+   * buckets and sliding-window run their Lua on the hash, batched, at about 0.7x the decisions
+   * per second of keys of their own; wide budgets and limiters that mix a sliding window with
+   * other limits are decided in this process and written back by compare-and-set, two script
+   * calls a decision. sliding-log limits keep keys of their own.
    * `groups` (default 4096): hashes per limit. Keep each under Redis's
    * `hash-max-listpack-entries` (128): about your live client keys / 50. Changing `groups` (or
    * turning packing on or off) starts every client from empty state.

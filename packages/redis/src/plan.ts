@@ -119,14 +119,13 @@ export class Planner {
   ) {}
 
   /**
-   * The policy's own script, made on first use while fewer than policyScripts exist. Packed:
-   * the shared flat script of its algorithm alone, and its own batch form.
+   * The policy's own script, made on first use while fewer than policyScripts exist. Packed
+   * (but sliding-log): the shared flat script of its algorithm alone, and its own batch form.
    */
   private policyScript(policy: Policy): PolicyScript | undefined {
     const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
     const { algorithm, anchor } = policy
-    if (this.packed && !hasPackedFlat(algorithm)) return undefined
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
         limit: policy.limit,
@@ -135,9 +134,11 @@ export class Planner {
         precision: policy.precision,
         slackMs: Number(this.toleranceMs),
       }
-      const single = this.packed
-        ? (packedScriptFor([policy]) as LuaScript)
-        : luaScript(flatLua(algorithm, baked, false, anchor))
+      // sliding-log has no packed script: keys of its own on a packed store too.
+      const single =
+        this.packed && hasPackedFlat(algorithm)
+          ? (packedScriptFor([policy]) as LuaScript)
+          : luaScript(flatLua(algorithm, baked, false, anchor))
       const batch = luaScript(
         this.packed && hasPackedFlat(algorithm)
           ? packedFlatLua(algorithm, baked, true, anchor)

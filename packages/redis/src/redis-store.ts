@@ -20,7 +20,7 @@ import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
-import { escapePart, keyStem, policyKeyId } from './keys'
+import { escapePart, keyStem } from './keys'
 import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
@@ -182,14 +182,24 @@ export class RedisStore implements Store {
   /** Sets (or, with until <= now, lifts) the key's block: one round trip, the block script. */
   async block({ key, until, now }: StoreBlock): Promise<void> {
     this.cache?.forget(key)
-    if (this.packed !== undefined) {
-      const span = until - now
-      const place = packedBlock(packedStem(this.prefix, this.groups, key), key)
-      const slack = Number(this.toleranceMs)
-      return this.packed.put([place], this.serverTime ? undefined : now, (at) =>
-        span > 0 ? { value: String(at + span), ttlMs: span + slack } : { value: '', ttlMs: 0 },
-      )
-    }
+    // A packed store keeps sliding-log limits in keys of their own (see run): both blocks.
+    const packed =
+      this.packed === undefined ? undefined : this.blockPacked(this.packed, key, until, now)
+    await Promise.all([packed, this.blockKey(key, until, now)])
+  }
+
+  /** The block in the packed layout: a field of `<prefix>:{%g<group>}:b`, by compare-and-set. */
+  private blockPacked(runner: CasRunner, key: string, until: number, now: number): Promise<void> {
+    const span = until - now
+    const place = packedBlock(packedStem(this.prefix, this.groups, key), key)
+    const slack = Number(this.toleranceMs)
+    return runner.put([place], this.serverTime ? undefined : now, (at) =>
+      span > 0 ? { value: String(at + span), ttlMs: span + slack } : { value: '', ttlMs: 0 },
+    )
+  }
+
+  /** The block as a key of its own, `<prefix>:{<key>}:b`: one round trip, the block script. */
+  private async blockKey(key: string, until: number, now: number): Promise<void> {
     const block = SCRIPTS.block
     // On standalone Redis also `<prefix>:blocks`, which batch scripts read (see lua/block.ts).
     const keys = this.client.isCluster
@@ -208,23 +218,23 @@ export class RedisStore implements Store {
 
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
     this.cache?.forget(key)
-    if (this.packed !== undefined) {
-      const stem = packedStem(this.prefix, this.groups, key)
-      const ids = this.planner.plan(policies).ids
-      const places = [...packedPlaces(stem, key, keys, ids), packedBlock(stem, key)]
-      return this.packed.put(places, this.serverTime ? undefined : Date.now(), () => ({
-        value: '',
-        ttlMs: 0,
-      }))
-    }
+    const plan = this.planner.plan(policies)
+    const packed = this.packed !== undefined && !plan.hasLog
     const stem = keyStem(this.prefix, key)
     // A wide plan's state keys end in `:v` (see cas/runner.ts).
-    const suffix = this.planner.plan(policies).wide ? ':v' : ''
-    // One DEL: the keys share a hash tag, so this is fine on a Cluster too.
-    await this.client.del([
-      ...policies.map((p, i) => stateKey(stem, keys, i, policyKeyId(p)) + suffix),
-      stem + 'b',
-    ])
+    const suffix = plan.wide ? ':v' : ''
+    const names = packed ? [] : plan.ids.map((id, i) => stateKey(stem, keys, i, id) + suffix)
+    // One DEL: the keys share a hash tag, so this is fine on a Cluster too. The block key
+    // always: a packed store sets both blocks.
+    await this.client.del([...names, stem + 'b'])
+    if (this.packed === undefined) return
+    const packedStemOfKey = packedStem(this.prefix, this.groups, key)
+    const places = packed ? packedPlaces(packedStemOfKey, key, keys, plan.ids) : []
+    places.push(packedBlock(packedStemOfKey, key))
+    await this.packed.put(places, this.serverTime ? undefined : Date.now(), () => ({
+      value: '',
+      ttlMs: 0,
+    }))
   }
 
   /** Forgets the block cache. The client belongs to the caller, who closes it. */
@@ -245,7 +255,9 @@ export class RedisStore implements Store {
     extra: string,
     script: LuaScript,
   ): Promise<PolicyOutcome[]> {
-    if (this.packed !== undefined) {
+    // A log is a sorted set per key, which no field holds: sliding-log plans keep keys of
+    // their own on a packed store too.
+    if (this.packed !== undefined && !plan.hasLog) {
       return this.runPackedPlan(this.packed, plan, request, op, extra, script)
     }
     if (plan.own !== undefined && script === plan.script) {
