@@ -8,8 +8,9 @@ import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
+import type { LuaScript } from './lua'
 import type { Plan, PolicyScript } from './plan'
-import { flatReply } from './replies'
+import { flatReply, parseOutcomes } from './replies'
 
 /** A consume waiting in the batch of its policy's script (see Batcher.enqueue). */
 export interface BatchEntry {
@@ -24,6 +25,12 @@ export interface BatchEntry {
    * the hashes `key` and `block`, which a packed batch always declares.
    */
   readonly fields?: readonly [state: string, block: string]
+  /**
+   * A consume through a generic script (lua/driver.ts): the script and its whole command
+   * (sha, key count, KEYS, ARGV), which the batch form runs as one of its decisions. `key` and
+   * `block` are unused then.
+   */
+  readonly call?: { readonly script: LuaScript; readonly args: string[] }
   readonly request: StoreRequest
   /** The sliding-log request id, used when it goes alone. */
   readonly extra: string
@@ -136,6 +143,7 @@ export class Batcher {
     }
     const { plan, own } = first
     if (first.fields !== undefined) return this.sendPacked(batch)
+    if (first.call !== undefined) return this.sendGeneric(batch)
     const args = [own.batch.sha, String((declare ? 2 : 1) * batch.length + 1)]
     let costs = false
     for (const entry of batch) {
@@ -161,6 +169,29 @@ export class Batcher {
         }
         settle(batch, replies)
       },
+      (error: unknown) => rejectAll(batch, error),
+    )
+  }
+
+  /**
+   * A generic batch (DRIVER_BATCH in lua/driver.ts): KEYS every consume's KEYS in turn; ARGV
+   * per consume its key count, its ARGV count and its ARGV.
+   */
+  private sendGeneric(batch: readonly BatchEntry[]): void {
+    const keys: string[] = []
+    const argv: string[] = []
+    for (const entry of batch) {
+      const args = (entry.call as NonNullable<BatchEntry['call']>).args
+      const count = Number(args[1])
+      for (let i = 2; i < 2 + count; i++) keys.push(args[i])
+      argv.push(String(count), String(args.length - 2 - count))
+      for (let i = 2 + count; i < args.length; i++) argv.push(args[i])
+    }
+    const own = batch[0].own.batch
+    evaluate(this.store.client, own, [own.sha, String(keys.length), ...keys, ...argv], (reply) =>
+      repliesOf(reply, batch),
+    ).then(
+      (replies) => settle(batch, replies),
       (error: unknown) => rejectAll(batch, error),
     )
   }
@@ -200,18 +231,19 @@ function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
 
 /** Resolves each consume of the batch with its reply's outcome, or rejects it. */
 function settle(batch: readonly BatchEntry[], replies: readonly unknown[]): void {
-  const { plan } = batch[0]
-  const policy = plan.policies[0]
-  const kind = plan.flat as FlatKind
   for (let i = 0; i < batch.length; i++) {
-    const { request, resolve, reject } = batch[i]
+    const { plan, request, resolve, reject, call } = batch[i]
     // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
     if (replies[i] instanceof Error) {
       reject(replies[i])
       continue
     }
     try {
-      resolve([flatReply(kind, replies[i], policy, request)])
+      resolve(
+        call !== undefined
+          ? parseOutcomes(replies[i], plan, request)
+          : [flatReply(plan.flat as FlatKind, replies[i], plan.policies[0], request)],
+      )
     } catch (error) {
       reject(error)
     }

@@ -21,7 +21,7 @@ import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
 import { escapePart, keyStem } from './keys'
-import { SCRIPTS, type LuaScript } from './lua'
+import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
@@ -63,6 +63,8 @@ export class RedisStore implements Store {
   /** Every plan of a packed store (RedisStoreOptions.packed); undefined when not packed. */
   private readonly packed: CasRunner | undefined
   private readonly groups: number
+  /** The batch forms of the generic scripts this store has run (see genericOwn). */
+  private readonly genericBatches = new Map<LuaScript, PolicyScript>()
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
@@ -83,17 +85,19 @@ export class RedisStore implements Store {
       blocks: this.blocks,
       requestId: (plan) => this.requestId(plan),
       runAlone: (e) =>
-        e.fields === undefined
-          ? this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra)
-          : this.runPacked(
-              e.plan,
-              e.plan.packedScript as LuaScript,
-              [{ key: e.key, field: e.fields[0] }],
-              { key: e.block as string, field: e.fields[1] },
-              e.request,
-              'c',
-              e.extra,
-            ),
+        e.call !== undefined
+          ? this.evaluateScript(e.plan, e.call.script, e.call.args, e.request, 'c')
+          : e.fields === undefined
+            ? this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra)
+            : this.runPacked(
+                e.plan,
+                e.plan.packedScript as LuaScript,
+                [{ key: e.key, field: e.fields[0] }],
+                { key: e.block as string, field: e.fields[1] },
+                e.request,
+                'c',
+                e.extra,
+              ),
     })
     const slack = Number(settings.toleranceMs)
     this.wide = new CasRunner(new KeyStorage(this.client), settings.serverTime, slack)
@@ -287,13 +291,76 @@ export class RedisStore implements Store {
     if (declared > n) args.push(stem + 'b')
     this.pushDriverArgs(args, request, op, extra)
     for (const a of plan.args) args.push(a)
+    return this.runScript(plan, script, args, request, op)
+  }
+
+  /**
+   * One call of a script with its whole command (`args`: sha, key count, KEYS, ARGV); a consume
+   * through a generic script joins the batch of its batch form (see genericOwn).
+   */
+  private runScript(
+    plan: Plan,
+    script: LuaScript,
+    args: string[],
+    request: StoreRequest,
+    op: Op,
+  ): Promise<PolicyOutcome[]> {
+    const own = op === 'c' && this.batches(request) ? this.genericOwn(script) : undefined
+    if (own !== undefined) {
+      return new Promise((resolve, reject) => {
+        const call = { script, args }
+        this.batcher.enqueue({
+          plan,
+          own,
+          key: '',
+          block: undefined,
+          call,
+          request,
+          extra: '',
+          resolve,
+          reject,
+        })
+      })
+    }
+    return this.evaluateScript(plan, script, args, request, op)
+  }
+
+  /** One call of a script, alone (see runScript), and its outcomes. */
+  private evaluateScript(
+    plan: Plan,
+    script: LuaScript,
+    args: string[],
+    request: StoreRequest,
+    op: Op,
+  ): Promise<PolicyOutcome[]> {
     return evaluate(this.client, this.loaded.get(script) as LoadedScript, args, (reply) => {
       if (op === 'r' || op === 'x') return []
-      if (script === plan.script && plan.flat !== undefined) {
+      // A generic script (one with a batch form) replies per policy; a flat one, one integer.
+      if (plan.flat !== undefined && genericBatchOf(script) === undefined) {
         return [flatReply(plan.flat, reply, plan.policies[0], request)]
       }
       return parseOutcomes(reply, plan, request)
     })
+  }
+
+  /**
+   * The batch of a generic script (lua/driver.ts, DRIVER_BATCH), one per script and store:
+   * decisions of any plans that run that script share it. Undefined for the other scripts.
+   */
+  private genericOwn(script: LuaScript): PolicyScript | undefined {
+    let own = this.genericBatches.get(script)
+    if (own === undefined) {
+      const batch = genericBatchOf(script)
+      if (batch === undefined) return undefined
+      own = {
+        lua: script.lua,
+        sha: script.sha,
+        sent: false,
+        batch: { lua: batch.lua, sha: batch.sha, sent: false },
+      }
+      this.genericBatches.set(script, own)
+    }
+    return own
   }
 
   /** Whether a consume through a policy's own script joins a batch (see batchSize). */
@@ -383,11 +450,7 @@ export class RedisStore implements Store {
       args.push(places[i].field)
     }
     args.push(block.field)
-    return evaluate(this.client, this.loaded.get(script) as LoadedScript, args, (reply) => {
-      if (op === 'r' || op === 'x') return []
-      if (script === SCRIPTS.packed) return parseOutcomes(reply, plan, request)
-      return [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)]
-    })
+    return this.runScript(plan, script, args, request, op)
   }
 
   /**

@@ -75,13 +75,20 @@ describe('the text of every script', () => {
   })
 })
 
+/** The generic scripts' batch forms (lua/driver.ts), by SHA. */
+const GENERIC_BATCHES = new Set(
+  Object.entries(SCRIPTS)
+    .filter(([name]) => name.endsWith(':batch'))
+    .map(([, script]) => script.sha),
+)
+
 describe('the keys every script touches, on a real server', () => {
   let server: RedisServer
   let client: Redis
   let monitored: Redis
   let monitor: Redis
   /** Script calls seen, each with the commands it ran (MONITOR lists them after it). */
-  const calls: { declared: string[]; touched: string[] }[] = []
+  const calls: { script: string; declared: string[]; touched: string[] }[] = []
 
   beforeAll(async () => {
     server = await startRedis()
@@ -91,7 +98,8 @@ describe('the keys every script touches, on a real server', () => {
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       const command = args[0].toLowerCase()
       if (source !== 'lua' && (command === 'eval' || command === 'evalsha')) {
-        calls.push({ declared: args.slice(3, 3 + Number(args[2])), touched: [] })
+        const declared = args.slice(3, 3 + Number(args[2]))
+        calls.push({ script: args[1], declared, touched: [] })
       } else if (source === 'lua' && command !== 'time') {
         calls[calls.length - 1].touched.push(args[1])
       }
@@ -151,16 +159,21 @@ describe('the keys every script touches, on a real server', () => {
       )
       expect(undeclared).toEqual([])
       // One hash tag per call. Standalone only: the block script also keeps `sluice:blocks`
-      // alive, and a batch (its keys, their blocks, then `sluice:blocks`) decides several keys.
+      // alive, and a batch decides several keys: a flat one (its keys, their blocks, then
+      // `sluice:blocks`) or a generic one (lua/driver.ts: every decision's keys in turn).
       const tag = (key: string) => /^sluice:(\{[^}]*\}):/.exec(key)?.[1]
-      const batch = ({ declared }: { declared: string[] }) =>
+      const flatBatch = ({ declared }: { declared: string[] }) =>
         declared.length > 2 && declared.at(-1) === 'sluice:blocks'
+      const genericBatch = ({ script }: { script: string }) =>
+        GENERIC_BATCHES.has(script) || script.includes('local all_keys, all_argv')
       const tags = calls
-        .filter((call) => !batch(call))
+        .filter((call) => !flatBatch(call) && !genericBatch(call))
         .map(({ declared }) => [...new Set(declared.filter((k) => k !== 'sluice:blocks').map(tag))])
       expect(tags.filter((t) => t.length !== 1 || t[0] === undefined)).toEqual([])
-      // Batches go through per-policy scripts only.
-      expect(calls.some(batch)).toBe(options.policyScripts !== 0)
+      // Flat batches go through per-policy scripts only; limiters with several limits batch
+      // through the generic scripts.
+      expect(calls.some(flatBatch)).toBe(options.policyScripts !== 0)
+      expect(calls.some(genericBatch)).toBe(true)
     },
   )
 })

@@ -252,6 +252,41 @@ describe('batches', () => {
     expect(calls[2].slice(3)).toEqual([state, state, 'sluice:blocks', '', '', ''])
   })
 
+  test('a limiter with several limits batches through the generic script, each decided as alone', async () => {
+    const store = new RedisStore({ client: connect(), time: 'client', blockCache: false })
+    const policies = [
+      resolvePolicy({ algorithm: 'gcra', limit: 5, window: 60_000 }),
+      resolvePolicy({ algorithm: 'sliding-window', limit: 3, window: 60_000, precision: 4 }),
+    ]
+    const [a, b, bad] = [freshKey(), freshKey(), freshKey()]
+    // A key of the wrong type where bad's gcra state goes: its decision fails, alone.
+    await admin.hset(`sluice:{${bad}}:${policyKeyId(policies[0])}`, 'x', '1')
+    const models = new Map([a, b].map((key) => [key, new ReferenceModel(policies)]))
+    const made = [a, a, b, bad, a, a, b, a] as const
+    let results: PromiseSettledResult<StoreResult>[] = []
+    const calls = await scriptsDuring(async () => {
+      results = await Promise.allSettled(
+        made.map((key, i) => store.consume({ key, policies, cost: 1 + (i % 2), now: 1000 })),
+      )
+    })
+    made.forEach((key, i) => {
+      const result = results[i]
+      if (key === bad) {
+        expect(result.status).toBe('rejected')
+        expect(String((result as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/)
+        return
+      }
+      const want = (models.get(key) as ReferenceModel).consume(1000, 1 + (i % 2))
+      expect(plain((result as PromiseFulfilledResult<StoreResult>).value.outcomes)).toEqual(want)
+    })
+    // One call, of the mixed script's batch form (EVAL, loading it), 3 keys per decision (two
+    // states, the block).
+    expect(calls.map((args) => [args[0].toLowerCase(), Number(args[2])])).toEqual([
+      ['eval', 3 * made.length],
+    ])
+    expect(await admin.script('EXISTS', SCRIPTS['mixed:batch'].sha)).toEqual([1])
+  })
+
   test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {
     const off = new RedisStore({ client: connect(), blockCache: false, batchSize: 1 })
     const on = new RedisStore({ client: connect(), blockCache: false })

@@ -39,88 +39,135 @@
  * admission. While the key is blocked every policy answers -(ms until it ends) and nothing is
  * read or written. Refund and penalize return nothing.
  */
-export const DRIVER = `
-local op = ARGV[1]
-local now = tonumber(ARGV[2])
-if not now then
-  -- Allowed before writes because Redis >= 5 replicates a script's effects, not the script
-  -- (redis.replicate_commands() would cost 1.5 us a call for nothing there).
-  local t = call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-end
-local cost = tonumber(ARGV[3])
-SLACK = tonumber(ARGV[5])
-MAXD = tonumber(ARGV[6])
-NOW = now
+/**
+ * The driver as a function of KEYS and ARGV (module-level locals, prelude.ts, which a batch
+ * sets per decision): one call's decision, its reply returned.
+ */
+const DRIVER_FUNCTION = `
+local function driver()
+  local op = ARGV[1]
+  local now = tonumber(ARGV[2])
+  if not now then
+    -- Allowed before writes because Redis >= 5 replicates a script's effects, not the script
+    -- (redis.replicate_commands() would cost 1.5 us a call for nothing there).
+    local t = call('TIME')
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  end
+  local cost = tonumber(ARGV[3])
+  SLACK = tonumber(ARGV[5])
+  MAXD = tonumber(ARGV[6])
+  NOW = now
 
-local n = floor((#ARGV - 6) / PER)
-if op == 'c' or op == 'p' then
-  local blocked = block_end(n)
-  if blocked then
-    local wait = blocked - now
-    if wait > 0 then
-      local out = {}
-      for i = 1, n do out[i] = -wait end
-      return out
+  local n = floor((#ARGV - 6) / PER)
+  if op == 'c' or op == 'p' then
+    local blocked = block_end(n)
+    if blocked then
+      local wait = blocked - now
+      if wait > 0 then
+        local out = {}
+        for i = 1, n do out[i] = -wait end
+        return out
+      end
     end
   end
-end
 
-local policies, states, places, loaded = {}, {}, {}, {}
-for i = 1, n do
-  local j = 6 + (i - 1) * PER
-  local alg = ALG[ARGV[j + 1]]
-  if not alg then return redis.error_reply('ERR sluice: algorithm ' .. ARGV[j + 1] .. ' is not in this script') end
-  policies[i] = {
-    alg = alg,
-    limit = tonumber(ARGV[j + 2]),
-    window = tonumber(ARGV[j + 3]),
-    burst = tonumber(ARGV[j + 4]),
-    precision = tonumber(ARGV[j + 5]),
-  }
-  -- Two policies with the same id share one key and one state, as they do in MemoryStore.
-  places[i] = place(i)
-  local id = place_id(i)
-  if loaded[id] == nil then loaded[id] = alg.load(places[i], policies[i]) end
-  states[i] = loaded[id]
-end
-
-if op == 'r' then
-  -- No time given: a reward, taken from the newest usage.
-  local at = nil
-  if ARGV[4] ~= '' then at = now - tonumber(ARGV[4]) end
+  local policies, states, places, loaded = {}, {}, {}, {}
   for i = 1, n do
-    local p = policies[i]
-    p.alg.refund(states[i], now, p, cost, at)
-    p.alg.save(places[i], states[i], now, p)
+    local j = 6 + (i - 1) * PER
+    local alg = ALG[ARGV[j + 1]]
+    if not alg then return redis.error_reply('ERR sluice: algorithm ' .. ARGV[j + 1] .. ' is not in this script') end
+    policies[i] = {
+      alg = alg,
+      limit = tonumber(ARGV[j + 2]),
+      window = tonumber(ARGV[j + 3]),
+      burst = tonumber(ARGV[j + 4]),
+      precision = tonumber(ARGV[j + 5]),
+    }
+    -- Two policies with the same id share one key and one state, as they do in MemoryStore.
+    places[i] = place(i)
+    local id = place_id(i)
+    if loaded[id] == nil then loaded[id] = alg.load(places[i], policies[i]) end
+    states[i] = loaded[id]
   end
-  return nil
-end
 
-if op == 'x' then
-  REQUEST = ARGV[4]
+  if op == 'r' then
+    -- No time given: a reward, taken from the newest usage.
+    local at = nil
+    if ARGV[4] ~= '' then at = now - tonumber(ARGV[4]) end
+    for i = 1, n do
+      local p = policies[i]
+      p.alg.refund(states[i], now, p, cost, at)
+      p.alg.save(places[i], states[i], now, p)
+    end
+    return nil
+  end
+
+  if op == 'x' then
+    REQUEST = ARGV[4]
+    for i = 1, n do
+      local p = policies[i]
+      p.alg.penalize(states[i], now, p, cost)
+      p.alg.save(places[i], states[i], now, p)
+    end
+    return nil
+  end
+
+  local out, admitted = {}, true
   for i = 1, n do
-    local p = policies[i]
-    p.alg.penalize(states[i], now, p, cost)
-    p.alg.save(places[i], states[i], now, p)
+    local fits, reply = policies[i].alg.look(states[i], now, policies[i], cost)
+    if not fits then admitted = false end
+    out[i] = reply
   end
-  return nil
-end
 
-local out, admitted = {}, true
-for i = 1, n do
-  local fits, reply = policies[i].alg.look(states[i], now, policies[i], cost)
-  if not fits then admitted = false end
-  out[i] = reply
-end
-
-if op == 'c' and admitted and cost > 0 then
-  REQUEST = ARGV[4]
-  for i = 1, n do
-    local p = policies[i]
-    p.alg.apply(states[i], now, p, cost)
-    p.alg.save(places[i], states[i], now, p)
+  if op == 'c' and admitted and cost > 0 then
+    REQUEST = ARGV[4]
+    for i = 1, n do
+      local p = policies[i]
+      p.alg.apply(states[i], now, p, cost)
+      p.alg.save(places[i], states[i], now, p)
+    end
   end
+  return out
+end
+`
+
+/** The generic script of one call: the driver on the call's own KEYS and ARGV. */
+export const DRIVER = `${DRIVER_FUNCTION}return driver()
+`
+
+/**
+ * The batch form of a generic script (standalone Redis only; consumes): m decisions, each as
+ * the script would decide it alone, one after another in the order given, in one call.
+ *
+ * KEYS  every decision's KEYS, one after another
+ * ARGV  per decision: how many KEYS it has, how many ARGV, then its ARGV
+ *
+ * Replies with each decision's reply, in order. A decision that fails (a key of the wrong
+ * type) fails alone, its reply the error, as in the flat batch scripts (flat/frame.ts).
+ */
+export const DRIVER_BATCH = `${DRIVER_FUNCTION}local all_keys, all_argv, decisions = KEYS, ARGV, {}
+local k, a = 1, 1
+while a <= #all_argv do
+  local nk, na = tonumber(all_argv[a]), tonumber(all_argv[a + 1])
+  decisions[#decisions + 1] = { k, nk, a + 2, na }
+  k, a = k + nk, a + 2 + na
+end
+local out, n, done = {}, #decisions, 0
+local function run(from)
+  for i = from, n do
+    local d = decisions[i]
+    KEYS = { unpack(all_keys, d[1], d[1] + d[2] - 1) }
+    ARGV = { unpack(all_argv, d[3], d[3] + d[4] - 1) }
+    SEQ = 0
+    out[i] = driver()
+    done = i
+  end
+end
+while done < n do
+  local ok, err = pcall(run, done + 1)
+  if ok then break end
+  done = done + 1
+  out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
 return out
 `

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import type { AlgorithmName, WindowAnchor } from '@sluice/core'
 import { BLOCK } from './block'
-import { DRIVER } from './driver'
+import { DRIVER, DRIVER_BATCH } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
 import {
   bucketFlat,
@@ -110,12 +110,15 @@ export function script(lua: string): LuaScript {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') }
 }
 
-/** The generic script of `algorithms`, its states where `state` keeps them (prelude.ts). */
-function build(algorithms: readonly AlgorithmName[], state = KEY_STATE): LuaScript {
+/**
+ * The generic script of `algorithms`, its states where `state` keeps them (prelude.ts); with
+ * `batch`, its batch form (driver.ts).
+ */
+function build(algorithms: readonly AlgorithmName[], state = KEY_STATE, batch = false): LuaScript {
   const parts = [PRELUDE, state]
   if (algorithms.some((a) => NEEDS_METER.has(a))) parts.push(METER)
   for (const algorithm of algorithms) parts.push(BODIES[algorithm])
-  parts.push(DRIVER)
+  parts.push(batch ? DRIVER_BATCH : DRIVER)
   return script(parts.join(''))
 }
 
@@ -125,6 +128,9 @@ export type FlatAlgorithm = AlgorithmName
 export type ScriptName =
   | AlgorithmName
   | 'mixed'
+  | `${AlgorithmName}:batch`
+  | 'mixed:batch'
+  | 'packed:batch'
   | `${FlatAlgorithm}:1`
   | 'fixed-window/first-request:1'
   | 'packed'
@@ -165,9 +171,10 @@ export function hasPackedFlat(algorithm: AlgorithmName): algorithm is PackedFlat
  * limiter has that algorithm, and one with all six for limiters that mix algorithms: either
  * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
  * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
- * has one per anchor). `packed`: the generic script of the algorithms whose state is two
- * integers, on the packed layout (packed.ts), and `<algorithm>:packed` the flat scripts
- * there (those and sliding-window). `block`: sets
+ * has one per anchor). `<algorithm>:batch`, `mixed:batch`: the generic scripts' batch forms
+ * (driver.ts). `packed`: the generic script of the algorithms whose state is two
+ * integers, on the packed layout (packed.ts), `packed:batch` its batch form, and
+ * `<algorithm>:packed` the flat scripts there (those and sliding-window). `block`: sets
  * or lifts a key's block (block.ts). `wide-read`, `wide-write`, `packed-read`,
  * `packed-write`: the reads and compare-and-set writes of the plans core decides in the
  * store's process (cas.ts).
@@ -180,6 +187,13 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'leaky-bucket': build(['leaky-bucket']),
   gcra: build(['gcra']),
   mixed: build(ALL),
+  'fixed-window:batch': build(['fixed-window'], KEY_STATE, true),
+  'sliding-window:batch': build(['sliding-window'], KEY_STATE, true),
+  'sliding-log:batch': build(['sliding-log'], KEY_STATE, true),
+  'token-bucket:batch': build(['token-bucket'], KEY_STATE, true),
+  'leaky-bucket:batch': build(['leaky-bucket'], KEY_STATE, true),
+  'gcra:batch': build(['gcra'], KEY_STATE, true),
+  'mixed:batch': build(ALL, KEY_STATE, true),
   'gcra:1': script(flatLua('gcra')),
   'fixed-window:1': script(flatLua('fixed-window')),
   'fixed-window/first-request:1': script(
@@ -190,6 +204,7 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'sliding-window:1': script(flatLua('sliding-window')),
   'sliding-log:1': script(flatLua('sliding-log')),
   packed: build(PAIR_ALGORITHMS, PACKED_STATE),
+  'packed:batch': build(PAIR_ALGORITHMS, PACKED_STATE, true),
   'gcra:packed': packedFlat('gcra'),
   'fixed-window:packed': packedFlat('fixed-window'),
   'fixed-window/first-request:packed': packedFlat('fixed-window', 'first-request'),
@@ -201,4 +216,18 @@ export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
   'wide-write': script(WIDE_WRITE),
   'packed-read': script(PACKED_READ),
   'packed-write': script(PACKED_WRITE),
+}
+
+/** The batch form of each generic script (see DRIVER_BATCH in driver.ts). */
+const BATCHES: ReadonlyMap<LuaScript, LuaScript> = new Map([
+  ...(Object.keys(BODIES) as AlgorithmName[]).map(
+    (a) => [SCRIPTS[a], SCRIPTS[`${a}:batch`]] as const,
+  ),
+  [SCRIPTS.mixed, SCRIPTS['mixed:batch']],
+  [SCRIPTS.packed, SCRIPTS['packed:batch']],
+])
+
+/** The batch form of a generic script; undefined for any other script. */
+export function genericBatchOf(generic: LuaScript): LuaScript | undefined {
+  return BATCHES.get(generic)
 }

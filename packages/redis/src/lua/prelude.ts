@@ -9,6 +9,8 @@
 import { UNPACK } from './flat/frame'
 
 export const PRELUDE = `
+-- Locals, so that a batch (driver.ts) can give each decision its own.
+local KEYS, ARGV = KEYS, ARGV
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local tonumber, tostring, unpack = tonumber, tostring, ${UNPACK}
 local format, sub, find = string.format, string.sub, string.find
