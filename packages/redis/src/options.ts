@@ -80,7 +80,7 @@ export interface RedisStoreOptions {
    * for token-bucket, and to 49 for sliding-window (docs/redis.md, measured by
    * bench/redis.js), because a field carries none of a key's own costs (its dictionary entry,
    * its TTL entry, the value's object). The price is throughput: gcra, fixed-window, the
-   * buckets and sliding-window run their Lua on the hash, batched, at about 0.7x the decisions
+   * buckets and sliding-window run their Lua on the hash, batched, at about 0.6x the decisions
    * per second of keys of their own; wide budgets and limiters that mix a sliding window with
    * other limits are decided in this process and written back by compare-and-set, two script
    * calls a decision. sliding-log limits keep keys of their own.
