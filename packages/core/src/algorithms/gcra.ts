@@ -35,6 +35,15 @@ function setTat(
   s[b + 1] = backlogAfter - wholeMs * policy.limit
 }
 
+/**
+ * When a TAT state is empty again: its TAT, rounded up to whole ms; 0 when it is empty. A TAT
+ * of 0 ms with a remainder is not empty (a penalty at time 0 makes one).
+ */
+export function tatExpiry(s: StateVector, b: number): number {
+  if (s[b] <= 0 && s[b + 1] <= 0) return 0
+  return s[b] + (s[b + 1] > 0 ? 1 : 0)
+}
+
 export const gcra: Algorithm = {
   slots: () => 2,
   decide(s, b, now, policy, cost, out, maxDelayMs) {
@@ -54,5 +63,5 @@ export const gcra: Algorithm = {
   penalize(s, b, now, policy, cost) {
     setTat(s, b, now, policy, penalized(backlog(s, b, now, policy), policy, cost))
   },
-  expiresAt: (s, b) => (s[b] > 0 ? s[b] + (s[b + 1] > 0 ? 1 : 0) : 0),
+  expiresAt: tatExpiry,
 }

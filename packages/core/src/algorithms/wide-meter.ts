@@ -3,6 +3,7 @@
  * passes 2^50, see isWide): the same decisions as meter.ts, gcra.ts and token-bucket.ts, on a
  * backlog held as a BigInt, so that they stay exact where a double would round.
  */
+import { tatExpiry } from './gcra'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ceilDiv, floorDiv } from './exact'
 import { rejectForever, type Algorithm, type StateVector } from './types'
@@ -164,8 +165,6 @@ function wideMeter(
   }
 }
 
-export const gcraWide = wideMeter(2, tatBacklog, setTat, false, (s, b) =>
-  s[b] > 0 ? s[b] + (s[b + 1] > 0 ? 1 : 0) : 0,
-)
+export const gcraWide = wideMeter(2, tatBacklog, setTat, false, tatExpiry)
 export const tokenBucketWide = wideMeter(3, bucketBacklog, setBucket, false, bucketExpiry)
 export const leakyBucketWide = wideMeter(3, bucketBacklog, setBucket, true, bucketExpiry)

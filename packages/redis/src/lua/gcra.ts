@@ -21,9 +21,9 @@ if after > 0 then
 end
 `
 
-/** When the state is empty again: the TAT, rounded up to whole ms. */
+/** When the state is empty again: the TAT, rounded up to whole ms (core's tatExpiry). */
 export const GCRA_EXPIRY = `local expires_at = 0
-if tat > 0 then
+if tat > 0 or rem > 0 then
   expires_at = tat
   if rem > 0 then expires_at = tat + 1 end
 end

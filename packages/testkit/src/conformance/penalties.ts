@@ -41,6 +41,18 @@ export function registerPenaltyCases(ctx: ConformanceContext): void {
       })
     }
 
+    const meters = supported.filter((a) => ['gcra', 'token-bucket', 'leaky-bucket'].includes(a))
+    for (const algorithm of meters) {
+      // At time 0 a meter's state can be [0 ms, remainder]: not empty, so a store keeps it.
+      test(`a penalty at time 0 holds the next request back (${algorithm})`, async () => {
+        const key = freshKey()
+        const policies = policiesOf({ algorithm, limit: 5, window: 4, burst: 1 })
+        await ctx.store.penalize({ key, policies, cost: 1, now: 0 })
+        const next = await ctx.store.consume({ key, policies, cost: 1, now: 0 })
+        expect(next.outcomes[0].allowed).toBe(false)
+      })
+    }
+
     if (supported.includes('sliding-log')) {
       test('reward on sliding-log takes the newest timestamps first', async () => {
         const key = freshKey()
