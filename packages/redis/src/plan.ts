@@ -29,6 +29,16 @@ export interface PolicyScript extends LoadedScript {
   readonly batch: LoadedScript
 }
 
+/** A script and its batch form, as a store loads them (neither sent yet). */
+export function withBatch(single: LuaScript, batch: LuaScript): PolicyScript {
+  return {
+    lua: single.lua,
+    sha: single.sha,
+    sent: false,
+    batch: { lua: batch.lua, sha: batch.sha, sent: false },
+  }
+}
+
 /** What the store sends for one set of policies, worked out once per policies array. */
 export interface Plan {
   readonly script: LuaScript
@@ -144,12 +154,7 @@ export class Planner {
           ? packedFlatLua(algorithm, baked, true, anchor)
           : flatLua(algorithm, baked, true, anchor),
       )
-      own = {
-        lua: single.lua,
-        sha: single.sha,
-        sent: false,
-        batch: { lua: batch.lua, sha: batch.sha, sent: false },
-      }
+      own = withBatch(single, batch)
       this.policyScripts.set(config, own)
     }
     return own

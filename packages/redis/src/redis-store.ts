@@ -23,7 +23,14 @@ import type { FlatKind } from './flat-outcome'
 import { escapePart, keyStem } from './keys'
 import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
-import { Planner, stateKey, type LoadedScript, type Plan, type PolicyScript } from './plan'
+import {
+  Planner,
+  stateKey,
+  withBatch,
+  type LoadedScript,
+  type Plan,
+  type PolicyScript,
+} from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
 import { CasRunner, type CasOp } from './cas/runner'
 import { packedBlock, packedField, packedPlaces, packedStem } from './cas/packed-places'
@@ -352,12 +359,7 @@ export class RedisStore implements Store {
     if (own === undefined) {
       const batch = genericBatchOf(script)
       if (batch === undefined) return undefined
-      own = {
-        lua: script.lua,
-        sha: script.sha,
-        sent: false,
-        batch: { lua: batch.lua, sha: batch.sha, sent: false },
-      }
+      own = withBatch(script, batch)
       this.genericBatches.set(script, own)
     }
     return own

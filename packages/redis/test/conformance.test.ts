@@ -34,6 +34,30 @@ function standalone(
   })
 }
 
+/** The conformance suite on a 3-node Cluster, with a store built from `options`. */
+function cluster(
+  library: RedisLibrary,
+  name: string,
+  options: Omit<RedisStoreOptions, 'client'> = {},
+): void {
+  describeStoreConformance(
+    `RedisStore on ${library} (3-node cluster${name})`,
+    async () => {
+      const nodes = await startRedisCluster()
+      const { client, close } = await connectRedisCluster(library, nodes.nodes)
+      const store = new RedisStore({ client, time: 'client', clockToleranceMs: 60_000, ...options })
+      return {
+        store,
+        close: async () => {
+          await close()
+          await nodes.stop()
+        },
+      }
+    },
+    { traceRuns: 25 },
+  )
+}
+
 for (const library of REDIS_LIBRARIES) {
   // Consumes of one event-loop turn share one script call per policy (batchSize 32, the default).
   standalone(library, '')
@@ -42,45 +66,11 @@ for (const library of REDIS_LIBRARIES) {
   // The shared single-policy scripts (the policy in ARGV), which stores with more
   // configurations than policyScripts fall back to.
   standalone(library, ', policyScripts: 0', { policyScripts: 0 })
-  // Packed hashes, core deciding by compare-and-set; few groups, so many keys share a hash.
+  // Packed hashes; few groups, so many keys share a hash.
   standalone(library, ', packed', { packed: { groups: 16 } })
 
-  describeStoreConformance(
-    `RedisStore on ${library} (3-node cluster)`,
-    async () => {
-      const cluster = await startRedisCluster()
-      const { client, close } = await connectRedisCluster(library, cluster.nodes)
-      const store = new RedisStore({ client, time: 'client', clockToleranceMs: 60_000 })
-      return {
-        store,
-        close: async () => {
-          await close()
-          await cluster.stop()
-        },
-      }
-    },
-    { traceRuns: 25 },
-  )
+  cluster(library, '')
 }
 
-describeStoreConformance(
-  'RedisStore on ioredis (3-node cluster, packed)',
-  async () => {
-    const cluster = await startRedisCluster()
-    const { client, close } = await connectRedisCluster('ioredis', cluster.nodes)
-    const store = new RedisStore({
-      client,
-      time: 'client',
-      clockToleranceMs: 60_000,
-      packed: { groups: 16 },
-    })
-    return {
-      store,
-      close: async () => {
-        await close()
-        await cluster.stop()
-      },
-    }
-  },
-  { traceRuns: 25 },
-)
+// Packed on a Cluster: a client key's hashes share the group's hash tag.
+cluster('ioredis', ', packed', { packed: { groups: 16 } })

@@ -39,6 +39,8 @@
  * admission. While the key is blocked every policy answers -(ms until it ends) and nothing is
  * read or written. Refund and penalize return nothing.
  */
+import { eachAlone } from './flat/frame'
+
 /**
  * The driver as a function of KEYS and ARGV (module-level locals, prelude.ts, which a batch
  * sets per decision): one call's decision, its reply returned.
@@ -152,22 +154,10 @@ while a <= #all_argv do
   decisions[#decisions + 1] = { k, nk, a + 2, na }
   k, a = k + nk, a + 2 + na
 end
-local out, n, done = {}, #decisions, 0
-local function run(from)
-  for i = from, n do
-    local d = decisions[i]
+local out, n = {}, #decisions
+${eachAlone(`local d = decisions[i]
     KEYS = { unpack(all_keys, d[1], d[1] + d[2] - 1) }
     ARGV = { unpack(all_argv, d[3], d[3] + d[4] - 1) }
     SEQ = 0
-    out[i] = driver()
-    done = i
-  end
-end
-while done < n do
-  local ok, err = pcall(run, done + 1)
-  if ok then break end
-  done = done + 1
-  out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
-end
-return out
+    out[i] = driver()`)}return out
 `

@@ -41,6 +41,16 @@ local used = floor((full * size + oldest * (size - (t - current * size))) / size
 export const SW_REFUNDABLE =
   'bucket >= floor(now / size) - precision and bucket <= newest and bucket > newest - ring'
 
+/**
+ * The flat scripts' refund of a request admitted `extra` ms ago (`c`: the ring's counts by
+ * slot): whether it `reaches` its bucket, that bucket's `slot` and the count `left` there after.
+ */
+export const SW_REFUND_LEFT = `local bucket = floor((now - tonumber(extra)) / size)
+local reaches = ${SW_REFUNDABLE}
+local slot = bucket % ring
+local left = (c[slot] or 0) - cost
+`
+
 /** `expires_at`: when the newest bucket that still holds a count leaves the window (0: none). */
 export function swExpiry(countAt: CountAt): string {
   return `local expires_at = 0

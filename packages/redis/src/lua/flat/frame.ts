@@ -296,7 +296,18 @@ export function tail(code: string, batch: boolean, packed = false): string {
     -- Block keys are read only while the blocks flag exists, and declared then.
     out[i] = one(KEYS[i], declared and KEYS[m + i], extra, tonumber(ARGV[i + 3]) or 1)`
   return `end
-local id, out, n, done = ARGV[1], {}, m, 0
+local id, out, n = ARGV[1], {}, m
+${eachAlone(decide)}${holdsRepeated(code) && !packed ? 'flush()\n' : ''}return out
+`
+}
+
+/**
+ * A batch's loop (see tail): `decide` for each i from 1 to `n`, setting `out[i]`; a decision
+ * that fails sets its error there instead, and the loop goes on after it (see tail for why one
+ * pcall covers a run of decisions).
+ */
+export function eachAlone(decide: string): string {
+  return `local done = 0
 local function run(from)
   for i = from, n do
     ${decide}
@@ -309,7 +320,6 @@ while done < n do
   done = done + 1
   out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
-${holdsRepeated(code) && !packed ? 'flush()\n' : ''}return out
 `
 }
 

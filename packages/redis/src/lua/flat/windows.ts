@@ -4,7 +4,7 @@
 import type { WindowAnchor } from '@sluice/core'
 import { FK_CURRENT, FK_HELD_AT, FW_CURRENT, FW_FITS, FW_HELD_AT, FW_REPLY } from '../fixed-window'
 import { slAdd, SL_FITS, SL_LOOK, SL_REFUND_AT } from '../sliding-log'
-import { SW_APPLY_BUCKET, SW_REFUNDABLE, swExpiry, swStale, swUsed } from '../sliding-window'
+import { SW_APPLY_BUCKET, SW_REFUND_LEFT, swExpiry, swStale, swUsed } from '../sliding-window'
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
 /**
@@ -94,11 +94,7 @@ for i = 1, #h, 2 do
 end
 reply[2] = newest
 if op == 'r' then
-  local at = now - tonumber(extra)
-  local bucket = floor(at / size)
-  if ${SW_REFUNDABLE} then
-    local slot = bucket % ring
-    local left = (c[slot] or 0) - cost
+  ${SW_REFUND_LEFT}  if reaches then
     if left > 0 then
       c[slot] = left
       call('HSET', key, ${fieldOf(baked, 'slot')}, string.format('%d', left))
@@ -157,11 +153,7 @@ for slot, value in pairs(c) do
   r = r + 2
 end
 if op == 'r' then
-  local at = now - tonumber(extra)
-  local bucket = floor(at / size)
-  if ${SW_REFUNDABLE} then
-    local slot = bucket % ring
-    local left = (c[slot] or 0) - cost
+  ${SW_REFUND_LEFT}  if reaches then
     if left > 0 then c[slot] = left else c[slot] = nil end
   end
   ${swExpiry(inHash)}  save_ring(key, field, newest, c, ring, expires_at, now, slack)
