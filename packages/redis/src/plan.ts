@@ -8,6 +8,7 @@ import type { FlatKind } from './flat-outcome'
 import { escapePart, policyKeyId } from './keys'
 import {
   flatLua,
+  genericBatchOf,
   hasPackedFlat,
   isPairAlgorithm,
   packedFlatLua,
@@ -27,6 +28,26 @@ export interface LoadedScript {
 /** A flat script with one policy baked in (see lua/flat/), and its batch form. */
 export interface PolicyScript extends LoadedScript {
   readonly batch: LoadedScript
+}
+
+/**
+ * The batch forms of the generic scripts (lua/driver.ts, DRIVER_BATCH), one per script and
+ * store: consumes of any plans that run one generic script share its batches.
+ */
+export class GenericBatches {
+  private readonly byScript = new Map<LuaScript, PolicyScript>()
+
+  /** The script with its batch form; undefined for a script that has none (a flat one). */
+  of(script: LuaScript): PolicyScript | undefined {
+    let own = this.byScript.get(script)
+    if (own === undefined) {
+      const batch = genericBatchOf(script)
+      if (batch === undefined) return undefined
+      own = withBatch(script, batch)
+      this.byScript.set(script, own)
+    }
+    return own
+  }
 }
 
 /** A script and its batch form, as a store loads them (neither sent yet). */

@@ -20,25 +20,24 @@ import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'
-import { escapePart, keyStem } from './keys'
+import { keyStem } from './keys'
 import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import {
   Planner,
   stateKey,
-  withBatch,
+  GenericBatches,
   type LoadedScript,
   type Plan,
   type PolicyScript,
 } from './plan'
 import { asResult, flatReply, parseOutcomes } from './replies'
 import { CasRunner, type CasOp } from './cas/runner'
-import { packedBlock, packedField, packedPlaces, packedStem } from './cas/packed-places'
-import { KeyStorage, PackedStorage, type Place } from './cas/storage'
+import { KeyStorage, PackedStorage } from './cas/storage'
+import { pushDriverArgs, pushOwnArgs, type ArgSettings, type Op } from './script-args'
+import { PackedLayout } from './packed-layout'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
-
-type Op = 'c' | 'p' | 'r' | 'x'
 
 /**
  * The Store contract on Redis: every algorithm as one Lua script (see ./lua), all policies of
@@ -56,6 +55,8 @@ export class RedisStore implements Store {
   /** With server time the scripts decide on Redis `TIME`, not the request's `now`. */
   readonly ownClock: boolean
   private readonly toleranceMs: string
+  /** What the scripts' ARGV carry of the settings (script-args.ts). */
+  private readonly argSettings: ArgSettings
   private readonly cache: BlockCache | undefined
   private readonly planner: Planner
   private readonly batcher: Batcher
@@ -67,11 +68,10 @@ export class RedisStore implements Store {
   private readonly loaded = new Map<LuaScript, LoadedScript>()
   /** Plans with a wide policy, on keys of their own (see cas/runner.ts). */
   private readonly wide: CasRunner
-  /** Every plan of a packed store (RedisStoreOptions.packed); undefined when not packed. */
-  private readonly packed: CasRunner | undefined
-  private readonly groups: number
-  /** The batch forms of the generic scripts this store has run (see genericOwn). */
-  private readonly genericBatches = new Map<LuaScript, PolicyScript>()
+  /** A packed store's calls (RedisStoreOptions.packed); undefined when not packed. */
+  private readonly packed: PackedLayout | undefined
+  /** The batch forms of the generic scripts this store has run. */
+  private readonly genericBatches = new GenericBatches()
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
@@ -81,6 +81,7 @@ export class RedisStore implements Store {
     this.serverTime = settings.serverTime
     this.ownClock = settings.serverTime
     this.toleranceMs = settings.toleranceMs
+    this.argSettings = { serverTime: settings.serverTime, toleranceMs: settings.toleranceMs }
     this.cache = settings.cache
     this.batchSize = settings.batchSize
     this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts, settings.groups > 0)
@@ -96,22 +97,27 @@ export class RedisStore implements Store {
           ? this.evaluateScript(e.plan, e.call.script, e.call.args, e.request, 'c')
           : e.fields === undefined
             ? this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra)
-            : this.runPacked(
-                e.plan,
-                e.plan.packedScript as LuaScript,
-                [{ key: e.key, field: e.fields[0] }],
-                { key: e.block as string, field: e.fields[1] },
-                e.request,
-                'c',
-                e.extra,
-              ),
+            : (this.packed as PackedLayout).runAlone(e),
     })
     const slack = Number(settings.toleranceMs)
     this.wide = new CasRunner(new KeyStorage(this.client), settings.serverTime, slack)
-    this.groups = settings.groups
     this.packed =
       settings.groups > 0
-        ? new CasRunner(new PackedStorage(this.client), settings.serverTime, slack)
+        ? new PackedLayout(
+            {
+              prefix: settings.prefix,
+              groups: settings.groups,
+              serverTime: settings.serverTime,
+              slackMs: slack,
+              isCluster: this.client.isCluster,
+              batcher: this.batcher,
+              batches: (request) => this.batches(request),
+              toleranceMs: settings.toleranceMs,
+              runScript: (plan, script, args, request, op) =>
+                this.runScript(plan, script, args, request, op),
+            },
+            new CasRunner(new PackedStorage(this.client), settings.serverTime, slack),
+          )
         : undefined
     for (const script of Object.values(SCRIPTS)) {
       this.loaded.set(script, { lua: script.lua, sha: script.sha, sent: false })
@@ -194,19 +200,7 @@ export class RedisStore implements Store {
   async block({ key, until, now }: StoreBlock): Promise<void> {
     this.cache?.forget(key)
     // A packed store keeps sliding-log limits in keys of their own (see run): both blocks.
-    const packed =
-      this.packed === undefined ? undefined : this.blockPacked(this.packed, key, until, now)
-    await Promise.all([packed, this.blockKey(key, until, now)])
-  }
-
-  /** The block in the packed layout: a field of `<prefix>:{%g<group>}:b`, by compare-and-set. */
-  private blockPacked(runner: CasRunner, key: string, until: number, now: number): Promise<void> {
-    const span = until - now
-    const place = packedBlock(packedStem(this.prefix, this.groups, key), key)
-    const slack = Number(this.toleranceMs)
-    return runner.put([place], this.serverTime ? undefined : now, (at) =>
-      span > 0 ? { value: String(at + span), ttlMs: span + slack } : { value: '', ttlMs: 0 },
-    )
+    await Promise.all([this.packed?.block(key, until, now), this.blockKey(key, until, now)])
   }
 
   /** The block as a key of its own, `<prefix>:{<key>}:b`: one round trip, the block script. */
@@ -238,14 +232,7 @@ export class RedisStore implements Store {
     // One DEL: the keys share a hash tag, so this is fine on a Cluster too. The block key
     // always: a packed store sets both blocks.
     await this.client.del([...names, stem + 'b'])
-    if (this.packed === undefined) return
-    const packedStemOfKey = packedStem(this.prefix, this.groups, key)
-    const places = packed ? packedPlaces(packedStemOfKey, key, keys, plan.ids) : []
-    places.push(packedBlock(packedStemOfKey, key))
-    await this.packed.put(places, this.serverTime ? undefined : Date.now(), () => ({
-      value: '',
-      ttlMs: 0,
-    }))
+    await this.packed?.reset(key, plan, keys)
   }
 
   /** Forgets the block cache. The client belongs to the caller, who closes it. */
@@ -269,7 +256,7 @@ export class RedisStore implements Store {
     // A log is a sorted set per key, which no field holds: sliding-log plans keep keys of
     // their own on a packed store too.
     if (this.packed !== undefined && !plan.hasLog) {
-      return this.runPackedPlan(this.packed, plan, request, op, extra, script)
+      return this.packed.run(plan, request, op, extra, script)
     }
     if (plan.own !== undefined && script === plan.script) {
       return this.runOwn(plan, plan.own, request, op, extra)
@@ -296,14 +283,14 @@ export class RedisStore implements Store {
     if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
     else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
     if (declared > n) args.push(stem + 'b')
-    this.pushDriverArgs(args, request, op, extra)
+    pushDriverArgs(args, request, op, extra, this.argSettings)
     for (const a of plan.args) args.push(a)
     return this.runScript(plan, script, args, request, op)
   }
 
   /**
    * One call of a script with its whole command (`args`: sha, key count, KEYS, ARGV); a consume
-   * through a generic script joins the batch of its batch form (see genericOwn).
+   * through a generic script joins the batch of its batch form (GenericBatches in plan.ts).
    */
   private runScript(
     plan: Plan,
@@ -312,7 +299,7 @@ export class RedisStore implements Store {
     request: StoreRequest,
     op: Op,
   ): Promise<PolicyOutcome[]> {
-    const own = op === 'c' && this.batches(request) ? this.genericOwn(script) : undefined
+    const own = op === 'c' && this.batches(request) ? this.genericBatches.of(script) : undefined
     if (own !== undefined) {
       return new Promise((resolve, reject) => {
         const call = { script, args }
@@ -350,109 +337,9 @@ export class RedisStore implements Store {
     })
   }
 
-  /**
-   * The batch of a generic script (lua/driver.ts, DRIVER_BATCH), one per script and store:
-   * decisions of any plans that run that script share it. Undefined for the other scripts.
-   */
-  private genericOwn(script: LuaScript): PolicyScript | undefined {
-    let own = this.genericBatches.get(script)
-    if (own === undefined) {
-      const batch = genericBatchOf(script)
-      if (batch === undefined) return undefined
-      own = withBatch(script, batch)
-      this.genericBatches.set(script, own)
-    }
-    return own
-  }
-
   /** Whether a consume through a policy's own script joins a batch (see batchSize). */
   private batches(request: StoreRequest): boolean {
     return this.batchSize > 1 && !(request.maxDelayMs! > 0)
-  }
-
-  /** ARGV[1..6] of the generic scripts (lua/driver.ts). */
-  private pushDriverArgs(args: string[], request: StoreRequest, op: Op, extra: string): void {
-    args.push(
-      op,
-      this.serverTime ? '' : String(request.now),
-      String(request.cost),
-      extra,
-      this.toleranceMs,
-      request.maxDelayMs! > 0 ? String(request.maxDelayMs) : '0',
-    )
-  }
-
-  /**
-   * Any operation of a packed store (RedisStoreOptions.packed): a consume of one policy of a
-   * packed script's algorithm joins the batch of its own script; the rest of such plans go
-   * alone to the flat or generic packed script (`script`: which the caller asked for); every
-   * other plan to compare-and-set (`runner`).
-   */
-  private runPackedPlan(
-    runner: CasRunner,
-    plan: Plan,
-    request: StoreRequest,
-    op: Op,
-    extra: string,
-    script: LuaScript,
-  ): Promise<PolicyOutcome[]> {
-    const { key, keys } = request
-    const stem = packedStem(this.prefix, this.groups, key)
-    const escaped = escapePart(key)
-    const own = plan.own
-    if (
-      plan.packedScript !== undefined &&
-      own !== undefined &&
-      op === 'c' &&
-      this.batches(request)
-    ) {
-      return new Promise((resolve, reject) => {
-        this.batcher.enqueue({
-          plan,
-          own,
-          key: stem + plan.ids[0],
-          block: `${stem}b`,
-          fields: [packedField(escaped, keys, 0), escaped],
-          request,
-          extra,
-          resolve,
-          reject,
-        })
-      })
-    }
-    const places = packedPlaces(stem, key, keys, plan.ids)
-    const block = packedBlock(stem, key, escaped)
-    // Rewards and penalties (the generic script asked for) are not in the flat scripts.
-    const packed = script === plan.generic ? plan.packedGeneric : plan.packedScript
-    if (packed === undefined) return runner.run(places, block, plan.policies, request, op as CasOp)
-    return this.runPacked(plan, packed, places, block, request, op, extra)
-  }
-
-  /**
-   * Any operation of a plan a packed script decides (lua/packed.ts): the hashes, then the
-   * block's (not on a Cluster, see lua/driver.ts); the driver's ARGV with each policy's field
-   * after its arguments, and the block's field last (the flat scripts take the same for one).
-   */
-  private runPacked(
-    plan: Plan,
-    script: LuaScript,
-    places: readonly Place[],
-    block: Place,
-    request: StoreRequest,
-    op: Op,
-    extra: string,
-  ): Promise<PolicyOutcome[]> {
-    const n = places.length
-    const args: string[] = [script.sha, String(this.client.isCluster ? n : n + 1)]
-    for (const place of places) args.push(place.key)
-    if (!this.client.isCluster) args.push(block.key)
-    this.pushDriverArgs(args, request, op, extra)
-    for (let i = 0; i < n; i++) {
-      for (let a = i * 5; a < i * 5 + 5; a++) args.push(plan.args[a])
-      args.push(places[i].field)
-    }
-    args.push(block.field)
-    return this.runScript(plan, script, args, request, op)
   }
 
   /**
@@ -479,11 +366,7 @@ export class RedisStore implements Store {
     return this.runAlone(plan, own, key, block, request, op, extra)
   }
 
-  /**
-   * EVALSHA <sha> 2 <key> <block> (1 <key> on a Cluster), then only the ARGV up to the last one
-   * that is not its default (see `inputs` in lua/flat/frame.ts), so a consume with server time
-   * and cost 1 sends no ARGV at all.
-   */
+  /** EVALSHA <sha> 2 <key> <block> (1 <key> on a Cluster), then the ARGV (pushOwnArgs). */
   private runAlone(
     plan: Plan,
     own: PolicyScript,
@@ -493,28 +376,8 @@ export class RedisStore implements Store {
     op: Op,
     extra: string,
   ): Promise<PolicyOutcome[]> {
-    const cost = request.cost
-    const maxDelayMs = request.maxDelayMs! > 0 ? (request.maxDelayMs as number) : 0
-    // ARGV is extra, op, now, cost, maxDelayMs, defaults '', 'c', TIME, 1, 0: send up to the
-    // last one that differs.
-    const count =
-      maxDelayMs > 0
-        ? 5
-        : cost !== 1
-          ? 4
-          : !this.serverTime
-            ? 3
-            : op !== 'c'
-              ? 2
-              : extra !== ''
-                ? 1
-                : 0
     const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
-    if (count > 0) args.push(extra)
-    if (count > 1) args.push(op)
-    if (count > 2) args.push(this.serverTime ? '' : String(request.now))
-    if (count > 3) args.push(String(cost))
-    if (count > 4) args.push(String(maxDelayMs))
+    pushOwnArgs(args, request, op, extra, this.serverTime)
     return evaluate(this.client, own, args, (reply) =>
       op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)],
     )

@@ -1,0 +1,40 @@
+/**
+ * Owns the flat scripts' side of the packed layout (lua/packed.ts): their inputs, the state
+ * read from its field, and the pair written back, for frame.ts.
+ */
+import { PACKED_FIELDS, PACKED_RING } from '../packed'
+
+/**
+ * Core's state vector holds the pair (sa, sb) as (sb, sa) for these: [TAT, remainder],
+ * [window start, count]; the buckets' is [level, last refill], as the pair.
+ */
+const VECTOR_SWAPPED: ReadonlySet<string> = new Set(['gc', 'fw', 'fk'])
+
+/**
+ * The packed layout's inputs (lua/packed.ts): KEYS[1] the limit's hash, KEYS[2] the block's;
+ * after the policy, ARGV[12] the client key's field and ARGV[13] its block's field, as in the
+ * packed generic script for one policy (a batch passes them to `one`). Defines the field
+ * functions (PACKED_FIELDS, and sliding-window's PACKED_RING).
+ */
+export function packedInputs(code: string, batch = false): string {
+  return `${batch ? '' : 'local field, bfield = ARGV[12], ARGV[13]\n'}local swapped = ${VECTOR_SWAPPED.has(code)}
+${PACKED_FIELDS}${code === 'sw' ? PACKED_RING : ''}`
+}
+
+/** Reads the state's field into `sa`, `sb` (read_field, lua/packed.ts). */
+export const PACKED_HEAD = `local sa, sb = read_field(key, field, now)
+if swapped then sa, sb = sb, sa end
+`
+
+/** Writes the pair (a, b) expiring at `expires_at` to the field, as core's state vector. */
+export function packedSave(a: string, b: string, expiresAt: string): string {
+  return `
+if ${expiresAt} <= now then
+  call('HDEL', key, field)
+else
+  local x, y = ${a}, ${b}
+  if swapped then x, y = y, x end
+  put_field(key, field, string.format('%d;%d,%d', ${expiresAt} + slack, x, y), ${expiresAt} - now + slack, now)
+end
+`
+}

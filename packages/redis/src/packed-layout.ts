@@ -1,0 +1,146 @@
+/**
+ * Owns a packed store's calls (RedisStoreOptions.packed): where each state and block lives
+ * (cas/packed-places.ts), which script decides (lua/packed.ts) or whether compare-and-set does
+ * (cas/runner.ts), and its blocks and resets. RedisStore hands it every plan without a
+ * sliding-log limit: a log keeps keys of its own, which no field holds.
+ */
+import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import type { Batcher, BatchEntry } from './batch'
+import type { CasOp, CasRunner } from './cas/runner'
+import { packedBlock, packedField, packedPlaces, packedStem } from './cas/packed-places'
+import type { Place } from './cas/storage'
+import { escapePart } from './keys'
+import type { LuaScript } from './lua'
+import type { Plan } from './plan'
+import { pushDriverArgs } from './script-args'
+
+/** What the packed layout takes from its store. */
+export interface PackedHost {
+  readonly prefix: string
+  readonly groups: number
+  readonly serverTime: boolean
+  /** ms added to every TTL (clockToleranceMs with client time), as a number and as sent. */
+  readonly slackMs: number
+  readonly toleranceMs: string
+  readonly isCluster: boolean
+  readonly batcher: Batcher
+  /** Whether a consume joins a batch (RedisStore's batchSize). */
+  batches(request: StoreRequest): boolean
+  /** One script call with its whole command, and its outcomes. */
+  runScript(
+    plan: Plan,
+    script: LuaScript,
+    args: string[],
+    request: StoreRequest,
+    op: CasOp,
+  ): Promise<PolicyOutcome[]>
+}
+
+export class PackedLayout {
+  constructor(
+    private readonly host: PackedHost,
+    /** Compare-and-set on fields of the packed hashes (PackedStorage). */
+    private readonly runner: CasRunner,
+  ) {}
+
+  /**
+   * Any operation: a consume of one policy of a packed script's algorithm joins the batch of
+   * its own script; the rest of such plans go alone to the flat or generic packed script
+   * (`script`: which the caller asked for); every other plan to compare-and-set.
+   */
+  run(
+    plan: Plan,
+    request: StoreRequest,
+    op: CasOp,
+    extra: string,
+    script: LuaScript,
+  ): Promise<PolicyOutcome[]> {
+    const { key, keys } = request
+    const stem = packedStem(this.host.prefix, this.host.groups, key)
+    const escaped = escapePart(key)
+    const own = plan.own
+    const batched = plan.packedScript !== undefined && op === 'c' && this.host.batches(request)
+    if (own !== undefined && batched) {
+      return new Promise((resolve, reject) => {
+        this.host.batcher.enqueue({
+          plan,
+          own,
+          key: stem + plan.ids[0],
+          block: `${stem}b`,
+          fields: [packedField(escaped, keys, 0), escaped],
+          request,
+          extra,
+          resolve,
+          reject,
+        })
+      })
+    }
+    const places = packedPlaces(stem, key, keys, plan.ids)
+    const block = packedBlock(stem, key, escaped)
+    // Rewards and penalties (the generic script asked for) are not in the flat scripts.
+    const packed = script === plan.generic ? plan.packedGeneric : plan.packedScript
+    if (packed === undefined) return this.runner.run(places, block, plan.policies, request, op)
+    return this.runPacked(plan, packed, places, block, request, op, extra)
+  }
+
+  /** A batch of one (see Batcher): its consume alone, through the policy's flat script. */
+  runAlone(entry: BatchEntry): Promise<PolicyOutcome[]> {
+    const [state, block] = entry.fields as readonly [string, string]
+    return this.runPacked(
+      entry.plan,
+      entry.plan.packedScript as LuaScript,
+      [{ key: entry.key, field: state }],
+      { key: entry.block as string, field: block },
+      entry.request,
+      'c',
+      entry.extra,
+    )
+  }
+
+  /** Sets (or lifts) the key's block: a field of `<prefix>:{%g<group>}:b`, by compare-and-set. */
+  block(key: string, until: number, now: number): Promise<void> {
+    const { prefix, groups, serverTime, slackMs } = this.host
+    const span = until - now
+    const place = packedBlock(packedStem(prefix, groups, key), key)
+    return this.runner.put([place], serverTime ? undefined : now, (at) =>
+      span > 0 ? { value: String(at + span), ttlMs: span + slackMs } : { value: '', ttlMs: 0 },
+    )
+  }
+
+  /** Deletes the key's block, and its states unless the plan keeps keys of its own (a log). */
+  reset(key: string, plan: Plan, keys: readonly string[] | undefined): Promise<void> {
+    const stem = packedStem(this.host.prefix, this.host.groups, key)
+    const places = plan.hasLog ? [] : packedPlaces(stem, key, keys, plan.ids)
+    places.push(packedBlock(stem, key))
+    const now = this.host.serverTime ? undefined : Date.now()
+    return this.runner.put(places, now, () => ({ value: '', ttlMs: 0 }))
+  }
+
+  /**
+   * Any operation of a plan a packed script decides (lua/packed.ts): the hashes, then the
+   * block's (not on a Cluster, see lua/driver.ts); the driver's ARGV with each policy's field
+   * after its arguments, and the block's field last (the flat scripts take the same for one).
+   */
+  private runPacked(
+    plan: Plan,
+    script: LuaScript,
+    places: readonly Place[],
+    block: Place,
+    request: StoreRequest,
+    op: CasOp,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const n = places.length
+    const { isCluster } = this.host
+    const args: string[] = [script.sha, String(isCluster ? n : n + 1)]
+    for (const place of places) args.push(place.key)
+    if (!isCluster) args.push(block.key)
+    pushDriverArgs(args, request, op, extra, this.host)
+    for (let i = 0; i < n; i++) {
+      for (let a = i * 5; a < i * 5 + 5; a++) args.push(plan.args[a])
+      args.push(places[i].field)
+    }
+    args.push(block.field)
+    return this.host.runScript(plan, script, args, request, op)
+  }
+}
