@@ -34,7 +34,7 @@ declare global {
 }
 
 /** Sluice's options plus express-rate-limit's names, so moving over is a change of import. */
-export interface ExpressRateLimitOptions extends HttpLimitOptions<Request> {
+export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Response> {
   /** express-rate-limit alias of `window` (ms). @default 60000 */
   windowMs?: number
   /** express-rate-limit alias of `limit`; a function gets `(req, res)`. @default 100 */
@@ -59,7 +59,7 @@ export type RateLimitMiddleware = RequestHandler & {
 }
 
 /** Maps express-rate-limit names onto Sluice's, once. */
-function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> {
+function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request, Response> {
   const {
     windowMs,
     max,
@@ -69,7 +69,7 @@ function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request> 
     passOnStoreError,
     ...rest
   } = options
-  const result: HttpLimitOptions<Request> = { ...rest }
+  const result: HttpLimitOptions<Request, Response> = { ...rest }
   if (windowMs !== undefined) {
     checkAlias('windowMs', windowMs, 'window', rest.window)
     checkAliasMs(windowMs, 'windowMs')
@@ -107,7 +107,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     invalidOption('requestPropertyName', property, 'a non-empty string')
   }
   const core = normalize(options)
-  const limiter = createHttpLimiter<Request>(core, expressDefaults(handler !== undefined))
+  const limiter = createHttpLimiter<Request, Response>(core, expressDefaults(handler !== undefined))
   const recordDecision = decisionRecorder(property)
   const refusalJson = createRefusalJson(core.message, (verdict) => JSON.stringify(verdict.body))
 

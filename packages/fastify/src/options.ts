@@ -2,6 +2,7 @@
  * Owns the plugin's options: their types, the mapping of @fastify/rate-limit's names onto
  * Sluice's, what a route inherits from the plugin, and the value a rejection throws.
  */
+import type { ServerResponse } from 'node:http'
 import {
   type Decision,
   type HttpLimitOptions,
@@ -47,7 +48,7 @@ export type LegacyHeader = 'x-ratelimit-limit' | 'x-ratelimit-remaining' | 'x-ra
 
 /** Options that may differ per route (`config.rateLimit`). */
 export interface FastifyRateLimitRouteOptions extends Omit<
-  HttpLimitOptions<FastifyRequest>,
+  HttpLimitOptions<FastifyRequest, ServerResponse>,
   'store' | 'clock' | 'logger'
 > {
   /** @fastify/rate-limit alias of `limit`. @default 1000 */

@@ -9,6 +9,7 @@ import {
   DEFAULT_LEGACY_NAMES,
   invalidOption,
 } from '@sluice/core/adapter'
+import type { ServerResponse } from 'node:http'
 import type { Context } from 'koa'
 import { koaMiddleware, type RateLimitMiddleware } from './middleware'
 
@@ -25,7 +26,7 @@ export interface KoaHeaderNames {
 }
 
 /** Sluice's options plus koa-ratelimit's names, so moving over is a change of import. */
-export interface KoaRateLimitOptions extends HttpLimitOptions<Context> {
+export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerResponse> {
   /** koa-ratelimit alias of `window` (ms). @default 60000 */
   duration?: number
   /** koa-ratelimit alias of `limit`. @default 100 */

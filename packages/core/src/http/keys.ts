@@ -2,7 +2,6 @@
  * Owns request keys: the client IP (IPv6 by subnet), header, user and combined keys, and bounding
  * a key's length.
  */
-import type { IncomingHttpHeaders } from 'node:http'
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors'
 import { base64url, sha256, utf8Length } from './sha256'
@@ -13,6 +12,14 @@ export interface HeadersLike {
 }
 
 /**
+ * Node's header record (`NodeHeaders` fits), declared here so that the web entry's types
+ * need no @types/node.
+ */
+export interface NodeHeaders {
+  readonly [name: string]: string | string[] | undefined
+}
+
+/**
  * What the pipeline and the key helpers read of any request: Node frameworks' requests, a Fetch
  * API `Request`, and Hono's `Context` (which has neither `ip` nor `headers`: its adapter gives
  * the address, and header keys find nothing on it) all fit.
@@ -20,7 +27,7 @@ export interface HeadersLike {
 export interface RequestLike {
   readonly ip?: string | undefined
   /** Node's header record, or a Fetch `Headers` object. */
-  readonly headers?: IncomingHttpHeaders | HeadersLike
+  readonly headers?: NodeHeaders | HeadersLike
   readonly url?: string
 }
 
@@ -28,7 +35,7 @@ export interface RequestLike {
 export interface HttpRequestLike extends RequestLike {
   /** The client address as the framework resolved it (its trust-proxy setting decides whether X-Forwarded-For counts). */
   readonly ip?: string | undefined
-  readonly headers: IncomingHttpHeaders
+  readonly headers: NodeHeaders
   /** The request target (path and query), as Express `req.url`, Fastify `request.url` and Koa `ctx.url` give it. */
   readonly url?: string
 }
@@ -179,13 +186,13 @@ export function headerKey(name: string): (req: RequestLike) => string | undefine
   }
 }
 
-function isHeaders(headers: IncomingHttpHeaders | HeadersLike): headers is HeadersLike {
+function isHeaders(headers: NodeHeaders | HeadersLike): headers is HeadersLike {
   return typeof (headers as HeadersLike).get === 'function'
 }
 
 /** A header's value from Node's record (its first, when repeated) or a Fetch `Headers` object. */
 export function readHeader(
-  headers: IncomingHttpHeaders | HeadersLike | undefined,
+  headers: NodeHeaders | HeadersLike | undefined,
   name: string,
 ): string | undefined {
   if (headers === undefined) return undefined

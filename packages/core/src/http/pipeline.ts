@@ -4,7 +4,6 @@
  * refused request is answered with is in rejections.ts.
  */
 // Types only: nothing of Node's is loaded at run time (see web.ts).
-import type { ServerResponse } from 'node:http'
 import type { DirectConsume, Limiter } from '../create-limiter'
 import type { Decision } from '../decision'
 import { SluiceError } from '../errors'
@@ -275,7 +274,7 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
    */
   return function createHttpLimiter<
     Req extends RequestLike,
-    Res extends ResponseLike = ServerResponse,
+    Res extends ResponseLike = ResponseLike,
   >(options: HttpLimitOptions<Req, Res>, defaults: FrameworkDefaults<Req>): HttpLimiter<Req, Res> {
     const resolved = resolveHttpOptions(options, defaults, createRulesLimiter)
     const pipeline = new Pipeline(resolved)

@@ -2,7 +2,6 @@
  * Owns the HTTP limiter's public shapes: the options every adapter accepts, what a framework
  * tells the pipeline about itself, and the verdicts the pipeline answers with.
  */
-import type { ServerResponse } from 'node:http'
 import type { Limiter } from '../create-limiter'
 import type { Clock } from '../clock'
 import type { Decision } from '../decision'
@@ -43,7 +42,7 @@ export interface ResponseLike {
 }
 
 /** Options every adapter accepts, with the same meaning in Express, Fastify and Koa. */
-export interface HttpLimitOptions<Req = HttpRequestLike, Res = ServerResponse> {
+export interface HttpLimitOptions<Req = HttpRequestLike, Res = ResponseLike> {
   /**
    * Requests per `window`; a function of the request (sync or async) gives per-tier limits (one
    * limiter per distinct value, created on first use and cached).
@@ -232,7 +231,7 @@ export interface RejectVerdict {
 export type HttpVerdict = PassVerdict | AllowVerdict | RejectVerdict
 
 /** Options resolved once; `decide` runs per request. */
-export interface HttpLimiter<Req, Res extends ResponseLike = ServerResponse> {
+export interface HttpLimiter<Req, Res extends ResponseLike = ResponseLike> {
   /** Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`. */
   decide(req: Req, res: Res): Promise<HttpVerdict>
   /**

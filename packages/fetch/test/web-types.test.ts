@@ -1,0 +1,84 @@
+/**
+ * @sluice/fetch and @sluice/hono type-check in a project with no Node types: a real `tsc` over a
+ * small Workers-style project (`"types": []`, `skipLibCheck: false`) whose node_modules holds only
+ * the built @sluice packages and hono, so neither @types/node nor prom-client can be resolved.
+ * Uses dist: run `npm run build` first.
+ */
+import { spawnSync } from 'node:child_process'
+import { cpSync, mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const root = resolve(__dirname, '../../..')
+
+const app = `
+import { rateLimit, ipKey, combineKeys } from '@sluice/fetch'
+import { rateLimiter } from '@sluice/hono'
+import { Hono } from 'hono'
+
+const limited = rateLimit({
+  limit: 10,
+  window: '1m',
+  ip: (request) => request.headers.get('cf-connecting-ip'),
+  key: combineKeys(ipKey((request) => request.headers.get('cf-connecting-ip'))),
+})
+
+const app = new Hono()
+app.use(rateLimiter({ limit: 10, window: '1m', key: (c) => c.req.header('x-user') ?? 'anonymous' }))
+app.get('/', (c) => c.text('ok'))
+
+export default {
+  fetch(request: Request): Promise<Response> {
+    return limited(request, () => app.fetch(request))
+  },
+}
+`
+
+function project(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-web-types-'))
+  for (const name of ['core', 'fetch', 'hono']) {
+    const target = join(dir, 'node_modules/@sluice', name)
+    mkdirSync(target, { recursive: true })
+    cpSync(join(root, 'packages', name, 'package.json'), join(target, 'package.json'))
+    cpSync(join(root, 'packages', name, 'dist'), join(target, 'dist'), { recursive: true })
+  }
+  symlinkSync(join(root, 'node_modules/hono'), join(dir, 'node_modules/hono'))
+  writeFileSync(join(dir, 'worker.ts'), app)
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022', 'WebWorker'],
+    types: [],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+    // Keeps resolution inside this folder: a symlink's real path would reach the repo's node_modules.
+    preserveSymlinks: true,
+  }
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions, files: ['worker.ts'] }),
+  )
+  return dir
+}
+
+test('a project without @types/node or prom-client type-checks @sluice/fetch and @sluice/hono', () => {
+  const dir = project()
+  try {
+    const tsc = join(root, 'node_modules/typescript/bin/tsc')
+    const result = spawnSync(process.execPath, [tsc, '-p', dir, '--listFiles'], {
+      encoding: 'utf8',
+    })
+    const errors = result.stdout.split('\n').filter((line) => line.includes('error TS'))
+    expect(errors).toEqual([])
+    expect(result.status).toBe(0)
+    // The check did read the packages' declarations, and nothing of Node's.
+    const files = result.stdout.split('\n')
+    expect(files.some((file) => file.endsWith('@sluice/core/dist/web.d.mts'))).toBe(true)
+    expect(files.some((file) => file.endsWith('@sluice/hono/dist/index.d.mts'))).toBe(true)
+    expect(files.filter((file) => file.includes('@types/node'))).toEqual([])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}, 60_000)
