@@ -16,6 +16,7 @@ export {
   DEFAULT_LEGACY_NAMES,
 } from './http/headers'
 export { checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { sfString, isSfStringText, checkSfStringText } from './http/structured'
 export { createHttpLimiter } from './http/node'
 export { invalidOption, withoutStack } from './errors'
 export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'

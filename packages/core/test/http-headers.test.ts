@@ -2,6 +2,7 @@ import { createLimiter, type Decision, type HeaderOptions } from '@sluice/core'
 import {
   checkStandardHeaders,
   createHeaderWriter,
+  createHttpLimiter,
   DEFAULT_LEGACY_NAMES,
   responseTimes,
 } from '@sluice/core/adapter'
@@ -147,5 +148,44 @@ describe('rate-limit headers', () => {
     expect(() => checkStandardHeaders('draft-9')).toThrow(
       /`standardHeaders` must be false, true or one of/,
     )
+  })
+})
+
+describe('structured header values (RFC 9651)', () => {
+  test('a limit name is written as an sf-string: quotes and backslashes escaped', async () => {
+    const [d] = await decisions({ ...{ limit: 5, window: '1m' }, name: 'a"; q=9, "b\\' }, 1)
+    const headers = write(d, T0, { legacy: false, standard: 'draft-8' })
+    expect(headers['RateLimit-Policy']).toBe('"a\\"; q=9, \\"b\\\\";q=5;w=60')
+  })
+
+  test('characters an sf-string cannot hold are percent-encoded as UTF-8', async () => {
+    const [d] = await decisions({ limit: 5, window: '1m', name: 'tenant\u00e9\n' }, 1)
+    const headers = write(d, T0, { legacy: false, standard: 'draft-8' })
+    expect(headers['RateLimit-Policy']).toBe('"tenant%C3%A9%0A";q=5;w=60')
+  })
+
+  test('a header name that is no token is refused when the writer is made', () => {
+    const legacy = { ...DEFAULT_LEGACY_NAMES, remaining: 'X-Remaining\r\nSet-Cookie: a=b' }
+    expect(() =>
+      createHeaderWriter({ legacy, standard: false, resetStyle: 'epoch', retryAfter: true }),
+    ).toThrow('`header name (remaining)` must be a header name')
+  })
+
+  test("a fixed limit's name an sf-string cannot hold is refused at creation for draft-8 and later", () => {
+    const make = (standardHeaders: 'draft-7' | 'draft-8' | 'draft-10', name: string) =>
+      createHttpLimiter(
+        {
+          limits: [
+            { limit: 5, window: '1m' },
+            { limit: 50, window: '1h', name },
+          ],
+          standardHeaders,
+        },
+        { framework: 'Test', resetStyle: 'epoch' },
+      )
+    expect(() => make('draft-8', 'hourly\n')).toThrow('`limits[1].name` must be printable ASCII')
+    expect(() => make('draft-10', 'h\u00e9')).toThrow('`limits[1].name` must be printable ASCII')
+    expect(() => make('draft-7', 'hourly\n')).not.toThrow()
+    expect(() => make('draft-8', 'a "quoted" name')).not.toThrow()
   })
 })

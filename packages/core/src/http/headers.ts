@@ -5,6 +5,7 @@
 import type { Decision, PolicyDecision } from '../decision'
 import { invalidOption } from '../errors'
 import type { Policy } from '../policy'
+import { checkHeaderName, sfString } from './structured'
 
 /** Versions of the IETF httpapi-ratelimit-headers draft the adapters can write. */
 export type StandardHeadersDraft = 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10'
@@ -103,11 +104,6 @@ export function responseTimes(
   return { resetSeconds, legacyReset, retryAfterSeconds }
 }
 
-/** An sf-string (RFC 8941): quoted, with `\` and `"` escaped. */
-function sfString(text: string): string {
-  return `"${text.replace(/[\\"]/g, '\\$&')}"`
-}
-
 function windowSeconds(policy: Policy): number {
   return Math.ceil(policy.windowMs / 1000)
 }
@@ -174,6 +170,10 @@ export function createHeaderWriter(
   options: HeaderOptions,
 ): (decision: Decision, times: ResponseTimes) => HeaderList {
   const { legacy, standard, retryAfter } = options
+  if (legacy !== false) {
+    for (const [role, name] of Object.entries(legacy))
+      checkHeaderName(name, `header name (${role})`)
+  }
   const allowedSkip = new Set(options.omitWhenAllowed?.map((name) => name.toLowerCase()))
   const rejectedSkip = new Set(options.omitWhenRejected?.map((name) => name.toLowerCase()))
   const filter = allowedSkip.size > 0 || rejectedSkip.size > 0

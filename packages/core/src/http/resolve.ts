@@ -13,12 +13,18 @@ import { METER_ALGORITHMS } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
 import { checkBoolean, checkFunction, checkQueue, compileList, RULES_EXCLUDE } from './checks'
-import { checkStandardHeaders, createHeaderWriter, DEFAULT_LEGACY_NAMES } from './headers'
+import {
+  checkStandardHeaders,
+  createHeaderWriter,
+  DEFAULT_LEGACY_NAMES,
+  type StandardHeadersDraft,
+} from './headers'
 import { checkMaxDelayMs, checkMaxHolds, Holds } from './holds'
 import { checkBadKeyMode, createBadKeyHandler } from './key-result'
 import { checkIpv6Subnet, ipKey, ipKeyOf, type RequestLike, type Logger } from './keys'
 import { ProxyWarnings } from './proxy-warnings'
 import { createRejections, type Rejections } from './rejections'
+import { checkSfStringText } from './structured'
 import {
   HTTP_OPTION_NAMES,
   type Awaitable,
@@ -238,6 +244,23 @@ function checkLogger(logger: unknown): Logger {
   return logger as Logger
 }
 
+/**
+ * draft-8 and later write each limit's name as an sf-string: a fixed limit's names are known
+ * now, so one an sf-string cannot hold is refused here (rules' names are escaped as written).
+ */
+function checkPolicyNames(limiter: Limiter | undefined, standard: StandardHeadersDraft | false) {
+  if (
+    limiter === undefined ||
+    standard === false ||
+    standard === 'draft-6' ||
+    standard === 'draft-7'
+  )
+    return
+  limiter.policies.forEach((policy, i) =>
+    checkSfStringText(policy.name, limiter.policies.length === 1 ? 'name' : `limits[${i}].name`),
+  )
+}
+
 /** The default key: `req.ip`, or the framework's `clientIp` for requests without one. */
 function ipKeyFor<Req extends RequestLike>(
   clientIp: FrameworkDefaults<Req>['clientIp'],
@@ -267,6 +290,8 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
   const common = options as unknown as HttpLimitOptions<Req>
   const limiters = resolveLimiters(common, baseOptions(common, store, logger), createRulesLimiter)
   const maxWaitMs = checkQueueAlgorithm(common, limiters)
+  const standard = checkStandardHeaders(options.standardHeaders)
+  checkPolicyNames(limiters.fixed, standard)
   checkAnswerOptions(common)
   const skipSuccessful = checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests')
   const skipFailed = checkBoolean(options.skipFailedRequests, 'skipFailedRequests')
@@ -282,7 +307,7 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
     writeHeaders: createHeaderWriter({
       legacy:
         options.legacyHeaders === false ? false : (defaults.legacyNames ?? DEFAULT_LEGACY_NAMES),
-      standard: checkStandardHeaders(options.standardHeaders),
+      standard,
       resetStyle: defaults.resetStyle,
       retryAfter: options.retryAfterHeader ?? true,
       omitWhenAllowed: defaults.omitWhenAllowed,

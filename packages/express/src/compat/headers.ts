@@ -4,8 +4,9 @@
  * `Retry-After` on rejections.
  */
 import { createHash } from 'node:crypto'
-import type { Response } from 'express'
-import type { DraftHeadersVersion, RateLimitInfo } from './types'
+import { isSfStringText, sfString } from '@sluice/core/adapter'
+import type { Request, Response } from 'express'
+import type { DraftHeadersVersion, Logger, Options, RateLimitInfo } from './types'
 
 /** What the headers need besides the request's info; fixed per middleware. */
 export interface HeaderSettings {
@@ -31,7 +32,7 @@ function partitionKey(key: string): string {
   return Buffer.from(hex.slice(0, 12)).toString('base64')
 }
 
-/** Writes the headers of a counted request; `name` is the draft-8 quota name. */
+/** Writes the headers of a counted request; `name` is the draft-8 quota name (written as an sf-string). */
 export function writeHeaders(
   res: Response,
   info: RateLimitInfo,
@@ -60,10 +61,10 @@ export function writeHeaders(
       res.setHeader('RateLimit', `limit=${info.limit}, remaining=${info.remaining}, reset=${reset}`)
       break
     case 'draft-8':
-      res.append('RateLimit', `"${name}"; r=${info.remaining}; t=${reset}`)
+      res.append('RateLimit', `${sfString(name)}; r=${info.remaining}; t=${reset}`)
       res.append(
         'RateLimit-Policy',
-        `"${name}"; q=${info.limit}; w=${window}; pk=:${partitionKey(info.key)}:`,
+        `${sfString(name)}; q=${info.limit}; w=${window}; pk=:${partitionKey(info.key)}:`,
       )
       break
     default:
@@ -97,4 +98,31 @@ export function quotaName(limit: number, windowMs: number): string {
     amount /= next
   }
   return `${limit}-in-${amount}days`
+}
+
+/**
+ * The draft-8 quota name of a request: `identifier` (a string checked at creation, or a function
+ * asked per request). A function's answer that an sf-string cannot hold (not a string, or with
+ * controls or non-ASCII) is not written: the default name is, after one warning per middleware.
+ */
+export function quotaNamer(settings: {
+  readonly identifier: Options['identifier'] | undefined
+  readonly logger: Logger
+  readonly headers: HeaderSettings
+}): (req: Request, res: Response, info: RateLimitInfo) => Promise<string> {
+  const { identifier, logger, headers } = settings
+  let warned = false
+  return async function quotaNameOf(req, res, info) {
+    if (typeof identifier !== 'function') return identifier ?? ''
+    const name: unknown = await identifier(req, res)
+    if (typeof name === 'string' && isSfStringText(name)) return name
+    if (!warned) {
+      warned = true
+      logger.warn(
+        new TypeError(`\`identifier\` returned ${JSON.stringify(name) ?? String(name)}`),
+        '[sluice] express-rate-limit compatibility: `identifier` must return printable ASCII (a RateLimit-Policy string holds nothing else); the default quota name is sent instead',
+      )
+    }
+    return quotaName(info.limit, headers.windowMs)
+  }
 }

@@ -7,7 +7,7 @@ import { createHttpLimiter } from '@sluice/core/adapter'
 import type { NextFunction, Request, Response } from 'express'
 import { decisionRecorder } from '../decision-slot'
 import { expressDefaults } from '../framework'
-import { canWriteHeaders, writeHeaders, writeRetryAfter } from './headers'
+import { canWriteHeaders, quotaNamer, writeHeaders, writeRetryAfter } from './headers'
 import { resolveCompatOptions, type CompatSettings } from './options'
 import type {
   ClientRateLimitInfo,
@@ -74,16 +74,13 @@ export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
   const record = decisionRecorder<RateLimitInfo>(settings.property)
   initStore(settings)
 
-  async function quotaNameOf(req: Request, res: Response): Promise<string> {
-    const identifier = settings.identifier
-    return typeof identifier === 'function' ? identifier(req, res) : (identifier ?? '')
-  }
+  const quotaNameOf = quotaNamer(settings)
 
   /** Records the info and writes the headers of a counted request. */
   async function report(req: Request, res: Response, info: RateLimitInfo, now: number) {
     record(req, info)
     if (!canWriteHeaders(res)) return
-    const name = headers.draft === 'draft-8' ? await quotaNameOf(req, res) : ''
+    const name = headers.draft === 'draft-8' ? await quotaNameOf(req, res, info) : ''
     writeHeaders(res, info, now, headers, name)
   }
 

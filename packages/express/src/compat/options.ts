@@ -4,7 +4,7 @@
  * out-of-range numbers (the default, with a warning), and the Sluice options they map onto.
  */
 import type { HttpLimitOptions, Store as SluiceStore } from '@sluice/core'
-import { checkStandardHeaders, invalidOption } from '@sluice/core/adapter'
+import { checkSfStringText, checkStandardHeaders, invalidOption } from '@sluice/core/adapter'
 import type { Request, Response } from 'express'
 import type { HeaderSettings } from './headers'
 import { quotaName } from './headers'
@@ -211,11 +211,16 @@ function storeOf(
   return { peer, sluice: peer }
 }
 
-/** Checks the names express-rate-limit requires to be functions or a non-empty string. */
+/** Checks the names express-rate-limit requires to be functions or a non-empty string, and `identifier`. */
 function checkShapes(given: Given): void {
   const property = given.requestPropertyName
   if (property !== undefined && (typeof property !== 'string' || property === '')) {
     invalidOption('requestPropertyName', property, 'a non-empty string')
+  }
+  const identifier = given.identifier
+  if (typeof identifier === 'string') checkSfStringText(identifier, 'identifier')
+  else if (identifier !== undefined && typeof identifier !== 'function') {
+    invalidOption('identifier', identifier, 'a string or a function')
   }
   for (const name of ['handler', 'keyGenerator', 'skip', 'requestWasSuccessful'] as const) {
     if (given[name] !== undefined && typeof given[name] !== 'function') {

@@ -115,3 +115,42 @@ test('Retry-After is sent on a rejection, and not when both header options are f
   expect(refused.headers['retry-after']).toBeUndefined()
   expect(refused.headers['x-ratelimit-limit']).toBeUndefined()
 })
+
+test('an identifier that tries to close its string is escaped: one quota entry, no forged one', async () => {
+  fixedNow(1_000_000)
+  const identifier = 'x"; q=999999; w=1, "evil'
+  const { get } = await serve(
+    rateLimit({ limit: 5, standardHeaders: 'draft-8', identifier, keyGenerator: () => 'k' }),
+  )
+  await get()
+    .expect(200)
+    .expect(
+      'ratelimit-policy',
+      `"x\\"; q=999999; w=1, \\"evil"; q=5; w=60; pk=:${partitionKey('k')}:`,
+    )
+    .expect('ratelimit', '"x\\"; q=999999; w=1, \\"evil"; r=4; t=60')
+})
+
+test('an identifier an sf-string cannot hold is refused at creation, or replaced per request', async () => {
+  expect(() => rateLimit({ standardHeaders: 'draft-8', identifier: 'line\nbreak' })).toThrow(
+    '`identifier` must be printable ASCII',
+  )
+  expect(() => rateLimit({ identifier: 7 as unknown as string })).toThrow(
+    '`identifier` must be a string or a function',
+  )
+  fixedNow(1_000_000)
+  const warn = jest.fn()
+  const { get } = await serve(
+    rateLimit({
+      limit: 5,
+      standardHeaders: 'draft-8',
+      identifier: () => 'naïve\r\n',
+      keyGenerator: () => 'k',
+      logger: { warn, error: jest.fn() },
+    }),
+  )
+  await get().expect(200).expect('ratelimit', '"5-in-1min"; r=4; t=60')
+  await get().expect(200).expect('ratelimit', '"5-in-1min"; r=3; t=60')
+  expect(warn).toHaveBeenCalledTimes(1)
+  expect(String(warn.mock.calls[0][1])).toContain('`identifier` must return printable ASCII')
+})
