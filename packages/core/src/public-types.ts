@@ -60,7 +60,8 @@ export type {
   ResponseLike,
 } from './http/pipeline'
 export type { BadKeyMode, KeyResult } from './http/key-result'
-export type { ProxyTrust } from './http/proxy-warnings'
+export type { ProxyTrust, ProxyWarningKind } from './http/proxy-warnings'
+export type { TrustProxy, CompiledTrust } from './http/trust'
 export type {
   Trace,
   TraceRequest,

@@ -5,11 +5,25 @@
 import type { FrameworkDefaults, ProxyTrust } from '@sluice/core'
 import type { Request } from 'express'
 
+/** Documentation addresses (RFC 5737): a public sender no one lists as their proxy. */
+const PUBLIC_PROBE = '203.0.113.7'
+/** A hop no real chain of proxies reaches. */
+const FAR_HOP = 99
+
 function trustOf(req: Request): ProxyTrust {
   // A request made by hand (no app) has no proxy setting to read.
-  const setting: unknown = typeof req.app?.get === 'function' ? req.app.get('trust proxy') : false
+  if (typeof req.app?.get !== 'function') return 'none'
+  const setting: unknown = req.app.get('trust proxy')
   if (setting === true) return 'all'
-  return setting ? 'some' : 'none'
+  if (!setting) return 'none'
+  // Express compiles every setting into 'trust proxy fn' (address, hop): one that trusts a public
+  // address even far down the chain trusts everything, whatever it was written as (a function
+  // returning true, a hop count of 100).
+  const trusts: unknown = req.app.get('trust proxy fn')
+  if (typeof trusts === 'function' && trusts(PUBLIC_PROBE, 0) && trusts(PUBLIC_PROBE, FAR_HOP)) {
+    return 'all'
+  }
+  return 'some'
 }
 
 const PROXY_HINT =

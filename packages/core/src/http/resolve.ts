@@ -329,7 +329,7 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
       customRejection: defaults.customRejection === true,
       clock: limiters.clock,
     }),
-    proxy: new ProxyWarnings(defaults, logger, options.key === undefined),
+    proxy: new ProxyWarnings(defaults, logger, defaults.keysByIp ?? options.key === undefined),
     resetStyle: defaults.resetStyle,
   }
 }

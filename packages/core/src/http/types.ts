@@ -13,7 +13,7 @@ import type { LimitOptions, StoreErrorMode, ThrottleMode } from '../options'
 import type { AlgorithmName, WindowAnchor } from '../policy'
 import type { Store } from '../store/types'
 import type { BreakerOptions } from '../store-call/health'
-import type { ProxyTrust } from './proxy-warnings'
+import type { ProxyTrust, ProxyWarningKind } from './proxy-warnings'
 import type { HeaderList, LegacyHeaderNames, ResetStyle, StandardHeadersDraft } from './headers'
 import type { BadKeyMode, KeyResult } from './key-result'
 import type { HttpRequestLike, Logger } from './keys'
@@ -192,6 +192,12 @@ export interface FrameworkDefaults<Req> {
   clientIp?: (req: Req) => string | undefined
   /** How to set the trust, quoted in the warning. */
   proxyHint?: string
+  /** The X-Forwarded-For field, for requests without a header record (a Hono Context). */
+  forwardedFor?: (req: Req) => string | undefined
+  /** Gives a proxy warning the adapter's own way (express compat's validation errors). */
+  report?: (kind: ProxyWarningKind, message: string) => void
+  /** Whether the limiter keys by client address. @default no `key` option was given */
+  keysByIp?: boolean
   resetStyle: ResetStyle
   legacyNames?: LegacyHeaderNames
   omitWhenAllowed?: readonly string[]

@@ -9,6 +9,7 @@ import { decisionRecorder } from '../decision-slot'
 import { expressDefaults } from '../framework'
 import { canWriteHeaders, quotaNamer, writeHeaders, writeRetryAfter } from './headers'
 import { resolveCompatOptions, type CompatSettings } from './options'
+import { proxyReporter } from './validations'
 import type {
   ClientRateLimitInfo,
   RateLimitInfo,
@@ -70,7 +71,12 @@ function initStore(settings: CompatSettings): void {
 export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
   const settings = resolveCompatOptions(passed)
   const { options, headers, peerStore } = settings
-  const http = createHttpLimiter<Request>(settings.core, expressDefaults(true))
+  const http = createHttpLimiter<Request>(settings.core, {
+    ...expressDefaults(true),
+    // The default keyGenerator keys by req.ip: X-Forwarded-For without trust proxy is checked.
+    keysByIp: passed?.keyGenerator === undefined,
+    report: proxyReporter(options.validate, settings.logger),
+  })
   const record = decisionRecorder<RateLimitInfo>(settings.property)
   initStore(settings)
 

@@ -60,7 +60,10 @@ export interface LegacyStore {
 
 export type DraftHeadersVersion = 'draft-6' | 'draft-7' | 'draft-8'
 
-/** express-rate-limit's `validate` switches; accepted, and without effect here. */
+/**
+ * express-rate-limit's `validate` switches: `xForwardedForHeader` and `trustProxy` turn the proxy
+ * checks off (see docs/proxies.md); the others are accepted, without effect here.
+ */
 export type EnabledValidations = { [name: string]: boolean | undefined; default?: boolean }
 
 /** Answers a request over its limit; the fourth argument is the resolved options. */
