@@ -9,21 +9,35 @@ import {
   type RulesLimiter,
   type Limiter,
   type Store,
+  type TrustProxy,
 } from '@sluice/core/web'
-import { addressKey, clientIpReader, platformIp } from './client-ip'
+import { addressDefaults, addressKey, clientIpReader, platformIp } from './client-ip'
 import { createFetchLimiter, type FetchCheck, type FetchLimitOptions } from './limiter'
 
 type Awaitable<T> = T | Promise<T>
+
+const PROXY_HINT =
+  "pass trustProxy: 1 (exactly one proxy hop) or your proxy's address or CIDR, e.g. trustProxy: '10.0.0.1'."
 
 /** Options: core's (limit, window, algorithm, key, store, headers...), plus where the client address is. */
 export interface FetchRateLimitOptions extends FetchLimitOptions<Request> {
   /**
    * The client address of a request (the default key, and the allow/deny lists). Without it,
-   * `request.ip` where the platform sets it; a request with neither gets an error naming the
-   * fix for each platform (never a bucket shared by every such client).
+   * `request.ip` where the platform sets it; a request with neither is handled as
+   * `onMissingAddress` says (never a bucket shared by every such client).
    * @default (request) => request.ip
    */
   ip?: (request: Request) => string | null | undefined
+  /**
+   * Proxies of yours between the client and the app (Node, Bun or Deno behind nginx, a load
+   * balancer): a hop count (`1`: the sender is your one proxy, the client the last
+   * X-Forwarded-For entry), or your proxies' addresses and CIDR ranges (`'10.0.0.0/8'`,
+   * `'loopback'`). `true` trusts every sender (any client could pick its address): warned about.
+   * Not for platforms that name the client in a header of their own (Cloudflare, Vercel): read
+   * that header with `ip`. See docs/proxies.md.
+   * @default false
+   */
+  trustProxy?: TrustProxy
 }
 
 /** A Fetch handler; the second argument is the limiter's decision (undefined when skipped). */
@@ -52,10 +66,15 @@ export interface RateLimited {
 export function rateLimit(options: FetchRateLimitOptions = {}): RateLimited {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  const { ip, ...rest } = options
+  const { ip, trustProxy, ...rest } = options
   const limiter = createFetchLimiter<Request>(rest, {
     framework: 'Fetch',
-    clientIp: clientIpReader(ip, platformIp, 'Fetch'),
+    ...addressDefaults<Request>({
+      peer: clientIpReader(ip, platformIp, 'Fetch'),
+      forwardedFor: (request) => request.headers.get('x-forwarded-for') ?? undefined,
+      trustProxy,
+      proxyHint: PROXY_HINT,
+    }),
     signalOf: (request) => request.signal,
   })
   async function sluiceRateLimit(request: Request, handler: FetchHandler): Promise<Response> {
@@ -78,7 +97,8 @@ export default rateLimit
 /**
  * The client-address key for `combineKeys`, e.g.
  * `combineKeys(ipKey((r) => r.headers.get('cf-connecting-ip')), headerKey('x-api-key'))`.
- * IPv6 is grouped by `ipv6Subnet` (default 64); a request without an address is a ConfigError.
+ * IPv6 is grouped by `ipv6Subnet` (default 64); a request without an address is handled as
+ * `onMissingAddress` says.
  */
 export function ipKey(
   ip: (request: Request) => string | null | undefined,
@@ -88,7 +108,16 @@ export function ipKey(
 }
 export { createFetchLimiter } from './limiter'
 export type { FetchCheck, FetchLimitOptions, FetchFramework, FetchLimiter } from './limiter'
-export { addressKey, clientIpReader, CLIENT_IP_FIXES } from './client-ip'
+export {
+  addressDefaults,
+  addressFrom,
+  addressKey,
+  clientIpReader,
+  CLIENT_IP_FIXES,
+  MissingAddressError,
+  resetAddressWarnings,
+} from './client-ip'
+export type { AddressSource, MissingAddressKind, MissingAddressMode } from './client-ip'
 export { FetchExchange } from './exchange'
 export {
   headerKey,
@@ -98,4 +127,4 @@ export {
   SluiceError,
   StoreError,
 } from '@sluice/core/web'
-export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core/web'
+export type { Decision, HttpLimitOptions, StandardHeadersDraft, TrustProxy } from '@sluice/core/web'

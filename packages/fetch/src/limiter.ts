@@ -7,16 +7,20 @@ import {
   createHttpLimiter,
   createRefusalJson,
   type Decision,
+  type FrameworkDefaults,
   type HeaderList,
   type HttpLimitOptions,
   type HttpLimiter,
   type HttpVerdict,
   type RequestLike,
 } from '@sluice/core/web'
+import { missingAddressPolicy, type MissingAddressMode } from './client-ip'
 import { FetchExchange } from './exchange'
 import { refusalResponse, withHeaders } from './respond'
 
 type Awaitable<T> = T | Promise<T>
+
+const PASS: HttpVerdict = { action: 'pass' }
 
 /** Core's options, with `requestWasSuccessful` given the handler's Fetch `Response`. */
 export interface FetchLimitOptions<Req> extends Omit<
@@ -25,6 +29,14 @@ export interface FetchLimitOptions<Req> extends Omit<
 > {
   /** Decides success for `skipSuccessfulRequests` / `skipFailedRequests`. @default response.status < 400 */
   requestWasSuccessful?: (req: Req, response: Response) => Awaitable<boolean>
+  /**
+   * A request with no client address (none from the platform or the `ip` option, or an `ip` that
+   * answered a Promise or an object): `'skip'` lets it through unlimited, with one warning per
+   * process naming the fix; `'throw'` rejects with the MissingAddressError (the framework's 500).
+   * Never one bucket shared by every such client. See docs/fetch.md.
+   * @default 'skip'
+   */
+  onMissingAddress?: MissingAddressMode
 }
 
 /** What `check` answers: the verdict as data, for frameworks that compose the answer themselves. */
@@ -44,10 +56,14 @@ export interface FetchCheck {
   finish(response?: Response): void
 }
 
-export interface FetchFramework<Req> {
+/** What a Fetch adapter tells the pipeline: the client address and the proxy trust (see addressDefaults). */
+export interface FetchFramework<Req> extends Pick<
+  FrameworkDefaults<Req>,
+  'proxyTrust' | 'peerAddress' | 'forwardedFor' | 'proxyHint'
+> {
   /** Named in errors and warnings. */
   framework: string
-  /** The client address (throws when there is none; see client-ip.ts). */
+  /** The client address (a MissingAddressError when there is none; see client-ip.ts). */
   clientIp: (req: Req) => string
   /** The signal that aborts when the client goes away. */
   signalOf: (req: Req) => AbortSignal | undefined
@@ -64,7 +80,7 @@ export function createFetchLimiter<Req extends RequestLike>(
   options: FetchLimitOptions<Req>,
   framework: FetchFramework<Req>,
 ): FetchLimiter<Req> {
-  const { requestWasSuccessful: succeeded, ...rest } = options
+  const { requestWasSuccessful: succeeded, onMissingAddress, ...rest } = options
   const core = createHttpLimiter<Req, FetchExchange>(
     {
       ...rest,
@@ -76,13 +92,29 @@ export function createFetchLimiter<Req extends RequestLike>(
               succeeded(req, exchange.response ?? new Response(null, { status: 500 }))
           : (succeeded as undefined),
     },
-    { framework: framework.framework, resetStyle: 'epoch', clientIp: framework.clientIp },
+    {
+      framework: framework.framework,
+      resetStyle: 'epoch',
+      clientIp: framework.clientIp,
+      proxyTrust: framework.proxyTrust,
+      peerAddress: framework.peerAddress,
+      forwardedFor: framework.forwardedFor,
+      proxyHint: framework.proxyHint,
+    },
   )
   const refusalJson = createRefusalJson(options.message, (verdict) => JSON.stringify(verdict.body))
 
+  const missingAddress = missingAddressPolicy(onMissingAddress, options.logger ?? console)
+
   async function decide(req: Req): Promise<{ verdict: HttpVerdict; exchange: FetchExchange }> {
     const exchange = new FetchExchange(framework.signalOf(req))
-    return { verdict: await core.decide(req, exchange), exchange }
+    try {
+      return { verdict: await core.decide(req, exchange), exchange }
+    } catch (error) {
+      // No address is found before anything is counted: nothing to give back.
+      missingAddress(error)
+      return { verdict: PASS, exchange }
+    }
   }
 
   async function handle(

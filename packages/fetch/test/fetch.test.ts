@@ -7,21 +7,27 @@ import {
   type AdapterHarness,
   type NodeBindings,
 } from '@sluice/testkit'
-import { ConfigError, rateLimit, type FetchRateLimitOptions } from '@sluice/fetch'
+import {
+  ConfigError,
+  rateLimit,
+  resetAddressWarnings,
+  type FetchRateLimitOptions,
+} from '@sluice/fetch'
 
 // The shared scenarios over real sockets: @hono/node-server's listener turns each Node request
 // into a Fetch Request (its signal aborts when the client goes away) and sends the Response.
 const harness: AdapterHarness = {
   name: '@sluice/fetch over @hono/node-server',
   resetStyle: 'epoch',
-  proxyTrust: false,
   async start(options, setup = {}) {
     const socketIps = new WeakMap<Request, string | undefined>()
+    // The scenarios' own view of the address; the limiter finds it with its real trustProxy.
     const ip = (request: Request) =>
       scenarioIp(request, socketIps.get(request), setup.trustProxy === true)
     const limited = rateLimit({
       ...fetchScenarioOptions<Request, FetchRateLimitOptions>(options, (r) => r, ip),
-      ip,
+      ip: (request) => socketIps.get(request),
+      trustProxy: setup.trustProxy === true ? 'loopback' : false,
     })
     return serveFetch((request: Request, env: NodeBindings) => {
       socketIps.set(request, env.incoming.socket.remoteAddress)
@@ -119,19 +125,60 @@ describe('@sluice/fetch with real Requests', () => {
     expect((await byToken(token('b'), ok)).status).toBe(200)
   })
 
-  test('a request without a client address and no key is an error naming the fix, not a shared bucket', async () => {
+  test('a request without a client address goes through unlimited, one warning per process naming the fix', async () => {
+    resetAddressWarnings()
     const logger = captureLogger()
     const limited = rateLimit({ limit: 1, window: '1m', clock, logger })
-    const bare = new Request('http://example.test/')
-    const failure = limited(bare, ok)
-    await expect(failure).rejects.toThrow(ConfigError)
-    await expect(limited(new Request('http://example.test/'), ok)).rejects.toThrow(
-      /Fetch rateLimit: a request has no client address[\s\S]*Bun\.serve: ip: \(request\) => server\.requestIP\(request\)\?\.address[\s\S]*cf-connecting-ip/,
+    for (let i = 0; i < 3; i++) {
+      const response = await limited(new Request('http://example.test/'), ok)
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-ratelimit-limit')).toBeNull()
+    }
+    // An `ip` answering undefined (the docs' x-real-ip off Vercel) is the same case: no new warning.
+    const offVercel = rateLimit({ limit: 1, clock, logger, ip: (r) => r.headers.get('x-real-ip') })
+    expect((await offVercel(new Request('http://example.test/'), ok)).status).toBe(200)
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]).toMatch(
+      /Fetch rateLimit: a request has no client address[\s\S]*Bun\.serve: ip: \(request\) => server\.requestIP\(request\)\?\.address[\s\S]*cf-connecting-ip[\s\S]*onMissingAddress: 'skip'/,
     )
+    // Clients with an address are still limited, each on its own.
+    expect((await limited(request('198.51.100.1'), ok)).status).toBe(200)
+    expect((await limited(request('198.51.100.1'), ok)).status).toBe(429)
+    expect((await limited(request('198.51.100.2'), ok)).status).toBe(200)
     // A key that answers needs no address.
     const keyed = rateLimit({ limit: 1, window: '1m', clock, key: () => 'user:1' })
     expect((await keyed(new Request('http://example.test/'), ok)).status).toBe(200)
     expect((await keyed(new Request('http://example.test/'), ok)).status).toBe(429)
+  })
+
+  test("onMissingAddress: 'throw' rejects with the error naming the fix", async () => {
+    const limited = rateLimit({ limit: 1, clock, onMissingAddress: 'throw' })
+    await expect(limited(new Request('http://example.test/'), ok)).rejects.toThrow(ConfigError)
+    await expect(limited(new Request('http://example.test/'), ok)).rejects.toThrow(
+      /no client address[\s\S]*cf-connecting-ip/,
+    )
+    expect(() => rateLimit({ onMissingAddress: 'deny' as never })).toThrow(
+      /`onMissingAddress` must be 'skip' or 'throw'; got "deny"/,
+    )
+  })
+
+  test('an ip answering a Promise or an object gets its own message, each warned once', async () => {
+    resetAddressWarnings()
+    const logger = captureLogger()
+    const info = { address: '198.51.100.1', family: 'IPv4', port: 5000 }
+    const asPromise = rateLimit({ clock, logger, ip: (async () => '198.51.100.1') as never })
+    const asObject = rateLimit({ clock, logger, ip: (() => info) as never })
+    for (let i = 0; i < 2; i++) {
+      expect((await asPromise(new Request('http://example.test/'), ok)).status).toBe(200)
+      expect((await asObject(new Request('http://example.test/'), ok)).status).toBe(200)
+    }
+    expect(logger.warnings).toEqual([
+      expect.stringMatching(/`ip` returned a Promise: it must return the address itself/),
+      expect.stringMatching(
+        /`ip` returned an object \(with address, family, port\): it must return the address as a string, e\.g\. server\.requestIP\(request\)\?\.address/,
+      ),
+    ])
+    expect(logger.warnings.join()).not.toMatch(/a request has no client address/)
   })
 
   test('bad options are ConfigErrors at creation, naming the option and value', () => {
@@ -180,7 +227,7 @@ test('requestWasSuccessful gets the handler’s Response; a non-function is a Co
   )
 })
 
-test('ipKey(ip) serves combineKeys: the address (IPv6 by /64) beside a token; none is an error', async () => {
+test('ipKey(ip) serves combineKeys: the address (IPv6 by /64) beside a token; none is not limited', async () => {
   const { combineKeys, headerKey, ipKey } = await import('@sluice/fetch')
   const seen: string[] = []
   const byBoth = combineKeys(
@@ -206,6 +253,9 @@ test('ipKey(ip) serves combineKeys: the address (IPv6 by /64) beside a token; no
     '2001:db8:1:2::/64|x-api-key:t',
     '2001:db8:1:2::/64|-',
   ])
-  await expect(ask({ 'x-api-key': 't' })).rejects.toThrow(/no client address/)
+  // No address: through unlimited (onMissingAddress: 'skip'), never a bucket shared by all.
+  const unlimited = await ask({ 'x-api-key': 't' })
+  expect(unlimited.status).toBe(200)
+  expect(unlimited.headers.get('x-ratelimit-limit')).toBeNull()
   expect(() => ipKey('x' as never)).toThrow(/`ipKey\(ip\)` must be a function of the request/)
 })

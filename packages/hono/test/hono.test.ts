@@ -1,6 +1,8 @@
 import { Hono, type Context } from 'hono'
 import { getConnInfo } from '@hono/node-server/conninfo'
+import { resetAddressWarnings } from '@sluice/fetch'
 import {
+  captureLogger,
   fetchScenarioOptions,
   runHttpScenarios,
   scenarioIp,
@@ -16,18 +18,19 @@ import {
 } from '@sluice/hono'
 
 // The shared scenarios through @hono/node-server with real sockets, the address from Hono's
-// own getConnInfo helper for Node (or the last X-Forwarded-For hop when a proxy is trusted).
+// own getConnInfo helper for Node (or, with trustProxy, the last X-Forwarded-For hop).
 const harness: AdapterHarness = {
   name: '@sluice/hono over @hono/node-server',
   resetStyle: 'epoch',
-  proxyTrust: false,
   async start(options, setup = {}) {
+    // The scenarios' own view of the address; the limiter finds it with its real trustProxy.
     const socketIp = (c: Context) => getConnInfo(c).remote.address
     const ip = (c: Context) => scenarioIp(c.req.raw, socketIp(c), setup.trustProxy === true)
     const app = new Hono<{ Variables: RateLimitVariables }>()
     const middleware = rateLimiter({
       ...fetchScenarioOptions<Context, HonoRateLimitOptions>(options, (c) => c.req.raw, ip),
-      getConnInfo: (c) => ({ remote: { address: ip(c) } }),
+      getConnInfo,
+      trustProxy: setup.trustProxy === true ? 'loopback' : false,
     })
     app.use(middleware)
     app.get('/', (c) => {
@@ -80,12 +83,18 @@ describe('@sluice/hono through app.request()', () => {
   })
 
   test('option functions receive the Context (c.req, c.get)', async () => {
-    const hono = new Hono<{ Variables: RateLimitVariables & { user: string } }>()
+    type AppEnv = { Variables: RateLimitVariables & { user: string } }
+    const hono = new Hono<AppEnv>()
     hono.use(async (c, next) => {
       c.set('user', c.req.header('x-user') ?? 'anonymous')
       await next()
     })
-    hono.use(rateLimiter({ clock, limit: 1, window: '1m', key: (c) => `user:${c.get('user')}` }))
+    hono.use(
+      rateLimiter<AppEnv>({ clock, limit: 1, window: '1m', key: (c) => `user:${c.get('user')}` }),
+    )
+    // The app's Env reaches the option functions: a misspelt variable does not compile.
+    // @ts-expect-error 'usr' is not a variable of AppEnv
+    rateLimiter<AppEnv>({ key: (c) => `user:${c.get('usr')}` })
     hono.get('/', (c) => c.text('ok'))
     const as = (user: string) => hono.request('/', { headers: { 'x-user': user } })
     expect((await as('ann')).status).toBe(200)
@@ -93,20 +102,57 @@ describe('@sluice/hono through app.request()', () => {
     expect((await as('bob')).status).toBe(200)
   })
 
-  test('without getConnInfo or a key, a request is an error naming the fix (500), never a shared bucket', async () => {
-    const hono = app({ limit: 1, window: '1m' })
-    const errors: unknown[] = []
-    hono.onError((error, c) => {
-      errors.push(error)
-      return c.text('error', 500)
-    })
-    expect((await hono.request('/')).status).toBe(500)
-    expect((await hono.request('/')).status).toBe(500)
-    expect(errors).toHaveLength(2)
-    expect(errors[0]).toBeInstanceOf(ConfigError)
-    expect(String(errors[0])).toMatch(
-      /Hono rateLimit: a request has no client address[\s\S]*rateLimiter\(\{ getConnInfo \}\)/,
+  test('without getConnInfo, a key or rules, the middleware is refused at creation, naming the fix', () => {
+    expect(() => rateLimiter({ limit: 1, window: '1m' })).toThrow(ConfigError)
+    expect(() => rateLimiter({ limit: 1, window: '1m' })).toThrow(
+      /without `getConnInfo` no request has a client address[\s\S]*rateLimiter\(\{ getConnInfo \}\)[\s\S]*'hono\/vercel'/,
     )
+    expect(() => rateLimiter({ limit: 1, trustProxy: 1, key: () => 'k' })).toThrow(
+      /`trustProxy` needs `getConnInfo`/,
+    )
+    expect(() => rateLimiter({ limit: 1, key: () => 'k' })).not.toThrow()
+  })
+
+  test('a request without an address goes through unlimited, with one warning per process naming the fix', async () => {
+    resetAddressWarnings()
+    const logger = captureLogger()
+    const hono = new Hono()
+    // A key that falls back to the address, and a getConnInfo that finds none (app.request).
+    const noAddress = () => ({ remote: { address: undefined } })
+    hono.use(rateLimiter({ limit: 1, key: headerKey('x-api-key'), getConnInfo: noAddress, logger }))
+    hono.get('/', (c) => c.text('ok'))
+    for (let i = 0; i < 3; i++) {
+      const response = await hono.request('/')
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-ratelimit-limit')).toBeNull()
+    }
+    // With a key, the limit holds.
+    expect((await hono.request('/', { headers: { 'x-api-key': 'a' } })).status).toBe(200)
+    expect((await hono.request('/', { headers: { 'x-api-key': 'a' } })).status).toBe(429)
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]).toMatch(/Hono rateLimit: a request has no client address/)
+    expect(logger.warnings[0]).toMatch(/getConnInfo from 'hono\/bun'/)
+    expect(logger.warnings[0]).not.toMatch(/ip: \(request\)/)
+    expect(logger.warnings[0]).toMatch(/onMissingAddress: 'skip'/)
+  })
+
+  test("getConnInfo that throws (Node's under app.request: no socket) is one warning of its own, not a 500", async () => {
+    resetAddressWarnings()
+    const logger = captureLogger()
+    const hono = new Hono()
+    hono.use(rateLimiter({ limit: 1, getConnInfo, logger }))
+    hono.get('/', (c) => c.text('ok'))
+    expect((await hono.request('/')).status).toBe(200)
+    expect((await hono.request('/')).status).toBe(200)
+    expect(logger.warnings).toEqual([
+      expect.stringMatching(
+        /Hono rateLimit: `getConnInfo` threw \(Cannot read properties of undefined/,
+      ),
+    ])
+    const strict = new Hono()
+    strict.use(rateLimiter({ limit: 1, getConnInfo, onMissingAddress: 'throw', logger }))
+    strict.get('/', (c) => c.text('ok'))
+    expect((await strict.request('/')).status).toBe(500)
   })
 
   test('bad options are ConfigErrors at creation, naming the option and value', () => {
