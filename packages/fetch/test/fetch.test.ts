@@ -182,6 +182,9 @@ describe('@sluice/fetch with real Requests', () => {
   })
 
   test('bad options are ConfigErrors at creation, naming the option and value', () => {
+    // Peer option names belong to the Node adapters (docs/redis.md): refused here by name.
+    expect(() => rateLimit({ max: 100 } as never)).toThrow(/unknown option `max`/)
+    expect(() => rateLimit({ windowMs: 60_000 } as never)).toThrow(/unknown option `windowMs`/)
     expect(() => rateLimit({ ip: 'x' as never })).toThrow(
       /`ip` must be a function of the request.*got "x"/,
     )
