@@ -100,7 +100,7 @@ describe.each([
         { logger, getConnInfo: denoConnInfo },
       ),
     from: (client: string, spoof?: string) => ({
-      headers: spoof === undefined ? {} : { 'x-forwarded-for': spoof },
+      headers: (spoof === undefined ? {} : { 'x-forwarded-for': spoof }) as Record<string, string>,
       env: { remoteAddr: { hostname: client, port: 40000, transport: 'tcp' } },
     }),
   },
@@ -119,7 +119,10 @@ describe.each([
     from: (client: string, spoof?: string) => {
       const server = { requestIP: () => ({ address: client, family: 'IPv4', port: 40000 }) }
       return {
-        headers: spoof === undefined ? {} : { 'x-forwarded-for': spoof },
+        headers: (spoof === undefined ? {} : { 'x-forwarded-for': spoof }) as Record<
+          string,
+          string
+        >,
         env: { server },
       }
     },

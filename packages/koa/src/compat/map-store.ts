@@ -20,7 +20,12 @@ export interface MapEntry {
   readonly rows: Map<string, Float64Array>
   /** ms; 0 when the key is not blocked. */
   blockedUntil: number
+  /** ms: when every row written so far is empty again (the sweep drops the entry then). */
+  expiresAt: number
 }
+
+/** Oldest entries looked at per call: more than the one a call can add, so a backlog shrinks. */
+const SWEEP_PER_CALL = 4
 
 function outcome(allowed: boolean): PolicyOutcome {
   return { allowed, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
@@ -33,8 +38,10 @@ function rowId(policy: Policy, keys: readonly string[] | undefined, i: number): 
 
 /**
  * A Store on a Map the caller owns: one entry per client key, named `<prefix>:<key>`. Expired
- * state is dropped when its key is next read; like koa-ratelimit's Map, it holds one entry per
- * client seen and is not bounded (use MemoryStore for a bounded in-process store).
+ * state is dropped when its key is next read, and each consume sweeps the oldest entries (the Map
+ * keeps insertion order, which is window order here): an entry whose window ended is gone
+ * within a few calls, so the Map holds about the clients of the last window. koa-ratelimit's
+ * Map keeps every client ever seen; this one does not (docs/migration.md).
  */
 export class MapStore implements Store {
   /** In-process: the limiter arms no timeout around its calls. */
@@ -51,15 +58,34 @@ export class MapStore implements Store {
 
   /** Checks every policy, then takes `cost` from each when all admit (all-or-nothing). */
   consumeNow({ key, keys, policies, cost, now, maxDelayMs }: StoreRequest): PolicyOutcome[] {
+    // Refused requests sweep too: a flood of them still clears what has expired.
+    this.sweep(now)
     const entry = this.entryOf(key, policies, keys, now)
     if (entry !== undefined && entry.blockedUntil > now) return this.blocked(entry, policies, now)
     const outcomes = this.decideAll(entry, policies, keys, cost, now, maxDelayMs)
     if (cost === 0 || outcomes.some((o) => !o.allowed)) return outcomes
     const target = entry ?? this.create(key)
     policies.forEach((policy, i) => {
-      algorithmOf(policy).apply(this.rowOf(target, policy, keys, i), 0, now, policy, cost)
+      const row = this.rowOf(target, policy, keys, i)
+      algorithmOf(policy).apply(row, 0, now, policy, cost)
+      target.expiresAt = Math.max(target.expiresAt, algorithmOf(policy).expiresAt(row, 0, policy))
     })
     return outcomes
+  }
+
+  /**
+   * Drops up to SWEEP_PER_CALL of the oldest entries whose state has expired, stopping at the
+   * first live one. Values the application put in the Map (not this store's) are passed over.
+   */
+  private sweep(now: number): void {
+    let looked = 0
+    for (const [name, value] of this.map) {
+      if (looked++ === SWEEP_PER_CALL) return
+      const entry = value as Partial<MapEntry> | undefined
+      if (!name.startsWith(this.prefix) || !(entry?.rows instanceof Map)) continue
+      if ((entry.expiresAt ?? Infinity) > now || (entry.blockedUntil ?? 0) > now) return
+      this.map.delete(name)
+    }
   }
 
   peek({ key, keys, policies, cost, now, maxDelayMs }: StoreRequest): Promise<StoreResult> {
@@ -84,7 +110,9 @@ export class MapStore implements Store {
   penalize({ key, keys, policies, cost, now }: StoreRequest): Promise<void> {
     const entry = this.entryOf(key, policies, keys, now) ?? this.create(key)
     policies.forEach((policy, i) => {
-      algorithmOf(policy).penalize(this.rowOf(entry, policy, keys, i), 0, now, policy, cost)
+      const row = this.rowOf(entry, policy, keys, i)
+      algorithmOf(policy).penalize(row, 0, now, policy, cost)
+      entry.expiresAt = Math.max(entry.expiresAt, algorithmOf(policy).expiresAt(row, 0, policy))
     })
     return Promise.resolve()
   }
@@ -110,7 +138,7 @@ export class MapStore implements Store {
   }
 
   private create(key: string): MapEntry {
-    const entry: MapEntry = { rows: new Map(), blockedUntil: 0 }
+    const entry: MapEntry = { rows: new Map(), blockedUntil: 0, expiresAt: 0 }
     this.map.set(this.nameOf(key), entry)
     return entry
   }

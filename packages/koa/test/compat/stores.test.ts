@@ -81,3 +81,30 @@ test('require(@sluice/koa/compat) is the ratelimit function, as require(koa-rate
     execFileSync(process.execPath, ['--input-type=module', '-e', esm], { encoding: 'utf8' }),
   ).toBe('function')
 })
+
+test('the db Map is swept: clients whose window ended are dropped, the live ones kept exactly', async () => {
+  const { createLimiter } = await import('@sluice/core')
+  const db = new Map<string, unknown>()
+  db.set('app-owned', 'kept') // a value of the application's own is left alone
+  let now = 1_000_000
+  const limiter = createLimiter({
+    store: new MapStore(db, 'limit'),
+    limit: 3,
+    window: 60_000,
+    algorithm: 'fixed-window',
+    anchor: 'first-request',
+    clock: () => now,
+  })
+  for (let i = 0; i < 5_000; i++) await limiter.consume(`id-${i}`)
+  expect(db.size).toBe(5_001)
+  now += 30_000
+  await limiter.consume('late') // its window ends 30 s after the others'
+  now += 30_001
+  // Each consume looks at the 4 oldest entries (the app's value is one): 1,700 clear 5,000,
+  // refused requests included.
+  for (let i = 0; i < 1_700; i++) await limiter.consume('steady')
+  expect([...db.keys()].sort()).toEqual(['app-owned', 'limit:late', 'limit:steady'])
+  // The live ones keep their exact counts.
+  expect((await limiter.peek('late')).remaining).toBe(2)
+  expect((await limiter.consume('late')).remaining).toBe(1)
+})
