@@ -162,11 +162,11 @@ export default rateLimit
 export { ipKeyGenerator } from './ip-key'
 export { SECOND, MINUTE, HOUR, DAY } from './time'
 /**
- * Sluice's in-process store, under the name express-rate-limit exports its own: `store: new
- * MemoryStore()` keeps working (it is also the default). It has Sluice's Store methods, not
- * express-rate-limit's `increment/decrement/get`.
+ * express-rate-limit's `MemoryStore` interface (`increment`, `decrement`, `get`, `resetKey`,
+ * `resetAll`, `shutdown`) on Sluice's core store. Without a `store` option the middleware counts
+ * in Sluice's MemoryStore directly.
  */
-export { MemoryStore } from '@sluice/core'
+export { MemoryStore } from './memory-store'
 export type {
   AugmentedRequest,
   ClientRateLimitInfo,

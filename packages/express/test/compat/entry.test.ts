@@ -1,8 +1,15 @@
 // The built compatibility entry (rebuild with `npm run build -w packages/express` first): both
 // require and import load it, and it exports what express-rate-limit's public entry does.
 import { execFileSync } from 'node:child_process'
-import { MemoryStore } from '@sluice/core'
-import { DAY, HOUR, MINUTE, SECOND, MemoryStore as CompatMemoryStore } from '@sluice/express/compat'
+import {
+  DAY,
+  HOUR,
+  MINUTE,
+  SECOND,
+  MemoryStore as CompatMemoryStore,
+  rateLimit,
+} from '@sluice/express/compat'
+import { fixedNow, serve } from './serve'
 
 const EXPORTS = [
   'DAY',
@@ -48,6 +55,70 @@ test("SECOND, MINUTE, HOUR and DAY are express-rate-limit's durations in ms", ()
   expect([SECOND, MINUTE, HOUR, DAY]).toEqual([1000, 60_000, 3_600_000, 86_400_000])
 })
 
-test("MemoryStore from the compat entry is Sluice's MemoryStore", () => {
-  expect(CompatMemoryStore).toBe(MemoryStore)
+describe("MemoryStore from the compat entry: express-rate-limit's store interface on Sluice's core", () => {
+  const windowMs = 60_000
+
+  function store(): CompatMemoryStore {
+    const made = new CompatMemoryStore()
+    made.init({ windowMs })
+    return made
+  }
+
+  test('increment counts from 1 in a window from the first hit; get reads without counting', async () => {
+    const clock = fixedNow(5_000_000)
+    const s = store()
+    expect(await s.get('k')).toBeUndefined()
+    expect(await s.increment('k')).toEqual({ totalHits: 1, resetTime: new Date(5_060_000) })
+    clock.advance(10_000)
+    expect(await s.increment('k')).toEqual({ totalHits: 2, resetTime: new Date(5_060_000) })
+    expect(await s.get('k')).toEqual({ totalHits: 2, resetTime: new Date(5_060_000) })
+    expect(await s.get('k')).toEqual({ totalHits: 2, resetTime: new Date(5_060_000) })
+    // The window ends a whole window after the first hit: the count starts over.
+    clock.advance(50_000)
+    expect(await s.get('k')).toBeUndefined()
+    expect(await s.increment('k')).toEqual({ totalHits: 1, resetTime: new Date(5_120_000) })
+    await s.shutdown()
+  })
+
+  test('decrement takes one hit back, never below 0; resetKey and resetAll forget', async () => {
+    fixedNow(5_000_000)
+    const s = store()
+    await s.increment('a')
+    await s.increment('a')
+    await s.decrement('a')
+    expect((await s.increment('a')).totalHits).toBe(2)
+    await s.decrement('a')
+    await s.decrement('a')
+    await s.decrement('a')
+    expect((await s.increment('a')).totalHits).toBe(1)
+    await s.increment('b')
+    await s.resetKey('a')
+    expect(await s.get('a')).toBeUndefined()
+    expect((await s.get('b'))?.totalHits).toBe(1)
+    s.resetAll()
+    expect(await s.get('b')).toBeUndefined()
+    expect((await s.increment('b')).totalHits).toBe(1)
+    await s.shutdown()
+  })
+
+  test('a store that was never given init counts in a one-minute window', async () => {
+    fixedNow(5_000_000)
+    const s = new CompatMemoryStore()
+    expect(await s.increment('k')).toEqual({ totalHits: 1, resetTime: new Date(5_060_000) })
+    await s.shutdown()
+  })
+
+  test('given as store, the middleware counts with it, rejected hits included, as express-rate-limit does', async () => {
+    fixedNow(5_000_000)
+    const s = new CompatMemoryStore()
+    const { get } = await serve(
+      rateLimit({ limit: 1, windowMs, store: s, keyGenerator: () => 'k' }),
+    )
+    await get().expect(200).expect('x-ratelimit-remaining', '0')
+    await get().expect(429)
+    expect((await s.get('k'))?.totalHits).toBe(2)
+    await s.resetKey('k')
+    await get().expect(200)
+    await s.shutdown()
+  })
 })
