@@ -159,6 +159,11 @@ describe.each([
 })
 
 describe('Node (@hono/node-server) behind your proxy: trustProxy', () => {
+  const open: Array<{ close(): Promise<void> }> = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((served) => served.close()))
+  })
+
   /** Real sockets from 127.0.0.1 (the proxy hop), the client in X-Forwarded-For. */
   async function serve(trust: FetchRateLimitOptions['trustProxy'], logger = captureLogger()) {
     const common = { limit: 1, window: '1m', logger, trustProxy: trust }
@@ -172,6 +177,7 @@ describe('Node (@hono/node-server) behind your proxy: trustProxy', () => {
     app.use(rateLimiter({ ...common, getConnInfo: nodeConnInfo }))
     app.get('/', (c) => c.text('ok'))
     const viaHono = await serveFetch(app.fetch)
+    open.push(viaFetch, viaHono)
     return { logger, servers: [viaFetch, viaHono] }
   }
 
@@ -179,64 +185,46 @@ describe('Node (@hono/node-server) behind your proxy: trustProxy', () => {
     'trustProxy %p: each client behind the proxy its own bucket, a prepended forgery ignored',
     async (trust) => {
       const { logger, servers } = await serve(trust)
-      try {
-        for (const { server } of servers) {
-          const send = (forwarded: string) =>
-            request(server).get('/').set('X-Forwarded-For', forwarded)
-          await send('203.0.113.1').expect(200)
-          await send('203.0.113.1').expect(429)
-          await send('203.0.113.2').expect(200)
-          // The client wrote its own X-Forwarded-For; the proxy appended the real address.
-          await send('198.51.100.66, 203.0.113.1').expect(429)
-        }
-        expect(logger.warnings).toEqual([])
-      } finally {
-        await Promise.all(servers.map((s) => s.close()))
+      for (const { server } of servers) {
+        const send = (forwarded: string) =>
+          request(server).get('/').set('X-Forwarded-For', forwarded)
+        await send('203.0.113.1').expect(200)
+        await send('203.0.113.1').expect(429)
+        await send('203.0.113.2').expect(200)
+        // The client wrote its own X-Forwarded-For; the proxy appended the real address.
+        await send('198.51.100.66, 203.0.113.1').expect(429)
       }
+      expect(logger.warnings).toEqual([])
     },
   )
 
   test('without trustProxy every client shares the proxy bucket: warned once per adapter', async () => {
     const { logger, servers } = await serve(undefined)
-    try {
-      for (const { server } of servers) {
-        await request(server).get('/').set('X-Forwarded-For', '203.0.113.1').expect(200)
-        await request(server).get('/').set('X-Forwarded-For', '203.0.113.2').expect(429)
-      }
-      expect(logger.warnings).toEqual([
-        expect.stringMatching(
-          /X-Forwarded-For but Fetch does not trust its sender \(127\.0\.0\.1\)[\s\S]*trustProxy: 1/,
-        ),
-        expect.stringMatching(
-          /X-Forwarded-For but Hono does not trust its sender \(127\.0\.0\.1\)[\s\S]*rateLimiter\(\{ getConnInfo, trustProxy: 1 \}\)/,
-        ),
-      ])
-    } finally {
-      await Promise.all(servers.map((s) => s.close()))
+    for (const { server } of servers) {
+      await request(server).get('/').set('X-Forwarded-For', '203.0.113.1').expect(200)
+      await request(server).get('/').set('X-Forwarded-For', '203.0.113.2').expect(429)
     }
+    expect(logger.warnings).toEqual([
+      expect.stringMatching(
+        /X-Forwarded-For but Fetch does not trust its sender \(127\.0\.0\.1\)[\s\S]*trustProxy: 1/,
+      ),
+      expect.stringMatching(
+        /X-Forwarded-For but Hono does not trust its sender \(127\.0\.0\.1\)[\s\S]*rateLimiter\(\{ getConnInfo, trustProxy: 1 \}\)/,
+      ),
+    ])
   })
 
   test('trustProxy true takes the first entry, which any client picks: warned once per adapter', async () => {
     const { logger, servers } = await serve(true)
-    try {
-      for (const { server } of servers) {
-        await request(server)
-          .get('/')
-          .set('X-Forwarded-For', '198.51.100.1, 203.0.113.1')
-          .expect(200)
-        // A new forged first entry per request is a new bucket: why `true` is never safe.
-        await request(server)
-          .get('/')
-          .set('X-Forwarded-For', '198.51.100.2, 203.0.113.1')
-          .expect(200)
-      }
-      expect(logger.warnings).toEqual([
-        expect.stringMatching(/Fetch trusts every proxy/),
-        expect.stringMatching(/Hono trusts every proxy/),
-      ])
-    } finally {
-      await Promise.all(servers.map((s) => s.close()))
+    for (const { server } of servers) {
+      await request(server).get('/').set('X-Forwarded-For', '198.51.100.1, 203.0.113.1').expect(200)
+      // A new forged first entry per request is a new bucket: why `true` is never safe.
+      await request(server).get('/').set('X-Forwarded-For', '198.51.100.2, 203.0.113.1').expect(200)
     }
+    expect(logger.warnings).toEqual([
+      expect.stringMatching(/Fetch trusts every proxy/),
+      expect.stringMatching(/Hono trusts every proxy/),
+    ])
   })
 
   test('bad trustProxy values are ConfigErrors naming the option', () => {
