@@ -22,7 +22,7 @@ test('app.request(): 5 per 10 s per API token, then 429', async () => {
   expect((await ask('other')).status).toBe(200)
 })
 
-test('over a real socket, requests without a token are keyed by the client address', async () => {
+test('over a real socket, requests without an issued key are keyed by the client address', async () => {
   const server = serve({ fetch: createApp({ limit: 2 }).fetch, port: 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', () => resolve()))
   const { port } = server.address() as AddressInfo
@@ -30,6 +30,11 @@ test('over a real socket, requests without a token are keyed by the client addre
     const statuses: number[] = []
     for (let i = 0; i < 3; i++) statuses.push((await fetch(`http://127.0.0.1:${port}/`)).status)
     expect(statuses).toEqual([200, 200, 429])
+    // A made-up key is checked first: it falls back to the (limited) address, no fresh bucket.
+    const madeUp = await fetch(`http://127.0.0.1:${port}/`, {
+      headers: { 'x-api-key': 'forged-1' },
+    })
+    expect(madeUp.status).toBe(429)
   } finally {
     await new Promise((resolve) => server.close(resolve))
   }
