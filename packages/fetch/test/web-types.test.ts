@@ -21,10 +21,13 @@ const limited = rateLimit({
   window: '1m',
   ip: (request) => request.headers.get('cf-connecting-ip'),
   key: combineKeys(ipKey((request) => request.headers.get('cf-connecting-ip'))),
+  trustProxy: false,
+  onMissingAddress: 'skip',
 })
 
-const app = new Hono()
-app.use(rateLimiter({ limit: 10, window: '1m', key: (c) => c.req.header('x-user') ?? 'anonymous' }))
+type AppEnv = { Variables: { user: string } }
+const app = new Hono<AppEnv>()
+app.use(rateLimiter<AppEnv>({ limit: 10, window: '1m', key: (c) => c.get('user') }))
 app.get('/', (c) => c.text('ok'))
 
 export default {
