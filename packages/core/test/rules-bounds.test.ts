@@ -177,7 +177,7 @@ describe('files that are not regular, or too large, are not read', () => {
     const big = join(dir, 'big.yaml')
     writeFileSync(big, Buffer.alloc(8 * 1024 * 1024 + 1, 0x20))
     expect(refusal(() => loadRules(big)).message).toBe(
-      `${big}: cannot be read (8388609 bytes or more; a rules file may be at most 8388608 bytes (8 MiB))`,
+      `${big}: cannot be read (8388609 bytes or more; it may be at most 8388608 bytes (8 MiB))`,
     )
   })
 

@@ -5,11 +5,17 @@
 import { isMap, isNode, LineCounter, parseDocument, type Document } from 'yaml'
 import type { z } from 'zod'
 import { describeValue } from '../errors'
-import { checkDescriptorBounds, checkTextBounds, checkValueBounds, DEPTH_RULE } from './bounds'
+import {
+  checkDescriptorBounds,
+  checkTextBounds,
+  checkValueBounds,
+  DEPTH_RULE,
+  MAX_RULES_BYTES,
+} from './bounds'
 import { compileRules, pathLabel, type Issue, type RuleSet } from './compile'
 import { RulesError, type RulesIssue } from './errors'
 import { shownKey } from './issue'
-import { readBoundedText, UnreadableRules } from './read'
+import { readBoundedText, UnreadableFile } from '../bounded-read'
 import { rulesSchema, type RulesDocument } from './schema'
 import { documentValue } from './yaml-value'
 
@@ -249,9 +255,9 @@ function syntaxMessage(message: string): string {
  */
 export function readRulesText(file: string, source: string = file): string {
   try {
-    return readBoundedText(file)
+    return readBoundedText(file, MAX_RULES_BYTES)
   } catch (error) {
-    const reason = error instanceof UnreadableRules ? error.reason : String(error)
+    const reason = error instanceof UnreadableFile ? error.reason : String(error)
     throw new RulesError(
       source,
       [{ path: '', line: undefined, message: `cannot be read (${reason})` }],

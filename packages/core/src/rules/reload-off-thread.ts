@@ -10,7 +10,8 @@ import { Worker } from 'node:worker_threads'
 import { createRuleSetBuilder, type Issue, type RuleSet, type RuleSetBuilder } from './compile'
 import { RulesError } from './errors'
 import { parseRules } from './load'
-import { readBoundedText, UnreadableRules } from './read'
+import { readBoundedText, UnreadableFile } from '../bounded-read'
+import { MAX_RULES_BYTES } from './bounds'
 import { digestOf, NEXT_SLICE, type ReloadMessage, type ReloadRequest } from './reload-protocol'
 
 /** Descriptors per message from the worker (about 3-4 ms to compile on the test machine). */
@@ -143,11 +144,11 @@ export function reloadOffThread(
 async function reloadHere(request: Omit<ReloadRequest, 'slice'>): Promise<ReloadOutcome> {
   let text: string
   try {
-    text = readBoundedText(request.file)
+    text = readBoundedText(request.file, MAX_RULES_BYTES)
   } catch (error) {
     return {
       kind: 'unreadable',
-      reason: error instanceof UnreadableRules ? error.reason : String(error),
+      reason: error instanceof UnreadableFile ? error.reason : String(error),
     }
   }
   const digest = digestOf(text)

@@ -6,7 +6,8 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import { RulesError } from './errors'
 import { flattenDescriptors } from './flatten'
 import { checkRulesText } from './load'
-import { readBoundedText, UnreadableRules } from './read'
+import { readBoundedText, UnreadableFile } from '../bounded-read'
+import { MAX_RULES_BYTES } from './bounds'
 import { digestOf, type ReloadMessage, type ReloadRequest } from './reload-protocol'
 
 async function verdict(
@@ -14,9 +15,9 @@ async function verdict(
 ): Promise<{ message: ReloadMessage; records?: ReturnType<typeof flattenDescriptors> }> {
   let text: string
   try {
-    text = readBoundedText(request.file)
+    text = readBoundedText(request.file, MAX_RULES_BYTES)
   } catch (error) {
-    const reason = error instanceof UnreadableRules ? error.reason : String(error)
+    const reason = error instanceof UnreadableFile ? error.reason : String(error)
     return { message: { type: 'unreadable', reason } }
   }
   const digest = digestOf(text)
