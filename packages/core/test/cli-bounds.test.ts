@@ -61,10 +61,10 @@ describe('sluice simulate is bounded for any arguments', () => {
     )
   })
 
-  test('a trace near the bound runs: 200,000 requests in two bursts of 100,000', async () => {
-    const args = ['--limit', '100000', '--window', '1m', '--trace', 'edge', '--windows', '2']
+  test('a trace at the bound runs: 250,000 requests in two bursts of 125,000', async () => {
+    const args = ['--limit', '125000', '--window', '1m', '--trace', 'edge', '--windows', '2']
     const { code, stderr } = await sluice(...GCRA, ...args)
-    expect(stderr).toMatch(/^\d+ of 200000 requests admitted; wrote \/dev\/null\n$/)
+    expect(stderr).toMatch(/^\d+ of 250000 requests admitted; wrote \/dev\/null\n$/)
     expect(code).toBe(0)
   }, 30_000)
 
