@@ -4,7 +4,13 @@
  * helpers the packages share. Its types are exported by the main entry.
  */
 export { combineOutcomes } from './create-limiter'
-export { resolvePolicy, resolvePolicies, ALGORITHM_CODES, policyCode } from './options'
+export {
+  resolvePolicy,
+  resolvePolicies,
+  ALGORITHM_CODES,
+  policyCode,
+  checkKnownOptions,
+} from './options'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'
 export { boundKey, MAX_KEY_BYTES } from './http/keys'

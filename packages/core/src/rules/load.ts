@@ -5,6 +5,7 @@
 import { isMap, isNode, LineCounter, parseDocument, type Document } from 'yaml'
 import type { z } from 'zod'
 import { describeValue } from '../errors'
+import { checkKnownOptions } from '../options'
 import {
   checkDescriptorBounds,
   checkTextBounds,
@@ -198,6 +199,7 @@ function build(
 
 /** Parses YAML (or JSON, which YAML 1.2 reads as well) and compiles it; throws a RulesError. */
 export function parseRules(text: string, options: LoadRulesOptions = {}): RuleSet {
+  checkKnownOptions(options, ['source'], 'parseRules')
   return checkRulesText(text, options.source ?? OBJECT_SOURCE).rules
 }
 
@@ -276,6 +278,7 @@ export function loadRules(
   fileOrObject: string | RulesDocument,
   options: LoadRulesOptions = {},
 ): RuleSet {
+  checkKnownOptions(options, ['source'], 'loadRules')
   if (typeof fileOrObject === 'string') {
     const source = options.source ?? fileOrObject
     return parseRules(readRulesText(fileOrObject, source), { source })

@@ -3,7 +3,7 @@
  */
 import { formatDuration } from '../duration'
 import { invalidOption } from '../errors'
-import { checkPositiveInteger } from '../options'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
 import type { SimulatedRequest, SimulationResult } from './simulate'
 import { countAxis, HELD_COLOR, legend, num, SVG_COLORS, timeAxis } from './svg-frame'
 
@@ -79,6 +79,7 @@ function windowCounts(requests: readonly SimulatedRequest[], windowMs: number): 
  * drawn as faint vertical lines, so edge bursts show.
  */
 export function renderSvg(result: SimulationResult, options: RenderOptions = {}): string {
+  checkKnownOptions(options, ['title', 'width', 'height', 'key'], 'renderSvg')
   const width = checkPixels(options.width ?? 480, 'width')
   const height = checkPixels(options.height ?? 200, 'height')
   const policy = result.policies[0]

@@ -2,7 +2,7 @@
  * Owns the named request traces (bursty, steady, edge) and the seeded random source they use.
  */
 import { ConfigError, invalidOption } from '../errors'
-import { checkPositiveInteger } from '../options'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
 import { MAX_TRACE_REQUESTS, type TraceRequest } from './simulate'
 
 /** The built-in synthetic traces (the pictures in docs/algorithms.md use `bursty`). */
@@ -68,6 +68,7 @@ function poisson(add: Add, random: () => number, from: number, to: number, perMs
  * A trace of more than MAX_TRACE_REQUESTS requests is refused (a ConfigError) as it is made.
  */
 export function makeTrace(name: TraceName, options: TraceOptions): TraceRequest[] {
+  checkKnownOptions(options, ['limit', 'windowMs', 'windows', 'seed', 'key'], 'makeTrace')
   const limit = checkPositiveInteger(options.limit, 'limit')
   const w = checkPositiveInteger(options.windowMs, 'windowMs')
   const windows = checkPositiveInteger(options.windows ?? 8, 'windows')
