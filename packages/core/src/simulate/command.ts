@@ -2,7 +2,6 @@
  * Owns `sluice simulate`: its flags, and printing or drawing a simulation.
  */
 import { parseArgs } from 'node:util'
-import { readBoundedText, UnreadableFile } from '../bounded-read'
 import { parseDuration } from '../duration'
 import { SluiceError } from '../errors'
 import type { AlgorithmName, WindowAnchor } from '../policy'
@@ -66,6 +65,8 @@ async function loadTrace(
   if ((TRACE_NAMES as readonly string[]).includes(name)) {
     return makeTrace(name as TraceName, { limit, windowMs, windows, seed })
   }
+  // Loaded here, as node:fs is: the simulator itself runs where there is no file system.
+  const { readBoundedText, UnreadableFile } = await import('../bounded-read')
   let parsed: unknown
   try {
     parsed = JSON.parse(readBoundedText(name, MAX_TRACE_FILE_BYTES))
