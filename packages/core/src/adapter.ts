@@ -4,7 +4,13 @@
  * helpers the packages share. Its types are exported by the main entry.
  */
 export { combineOutcomes } from './create-limiter'
-export { resolvePolicy, resolvePolicies, ALGORITHM_CODES, policyCode } from './options'
+export {
+  resolvePolicy,
+  resolvePolicies,
+  ALGORITHM_CODES,
+  policyCode,
+  checkKnownOptions,
+} from './options'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'
 export { boundKey, MAX_KEY_BYTES } from './http/keys'
@@ -24,3 +30,4 @@ export { resetProxyWarnings } from './http/proxy-warnings'
 export { checkAliasLimit, checkAliasMs, checkAliasDuration } from './http/alias-values'
 export { isPromise } from './promise'
 export { SerialQueues } from './store-call/serial'
+export { nameStore, storeName } from './store-call/store-name'

@@ -326,9 +326,12 @@ export function resolvePolicies(options: LimiterOptions): Policy[] {
         )
       }
     }
-    const policies = options.limits.map((limit, i) =>
-      resolvePolicy({ algorithm: options.algorithm, ...limit }, `limits[${i}].`),
-    )
+    const policies = options.limits.map((limit, i) => {
+      // A typo (`brust`) would otherwise pass, and the limit take its default.
+      if (limit !== null && typeof limit === 'object')
+        checkKnownOptions(limit, LIMIT_OPTION_NAMES, `limits[${i}]`)
+      return resolvePolicy({ algorithm: options.algorithm, ...limit }, `limits[${i}].`)
+    })
     const names = new Set<string>()
     for (const [i, policy] of policies.entries()) {
       if (names.has(policy.name))

@@ -3,7 +3,7 @@
  */
 import type { EventLoopUtilization } from 'node:perf_hooks'
 import { invalidOption } from './errors'
-import type { SpareProbe, ThrottleMode } from './options'
+import { checkKnownOptions, type SpareProbe, type ThrottleMode } from './options'
 import { isWide, MAX_SAFE_PRODUCT, MAX_UNITS, METER_ALGORITHMS, type Policy } from './policy'
 
 export interface EventLoopSpareOptions {
@@ -24,6 +24,7 @@ export interface EventLoopSpareOptions {
  * than `threshold` of the time over the last sample. Cheap: one clock read per call.
  */
 export function eventLoopSpare(options: EventLoopSpareOptions = {}): SpareProbe {
+  checkKnownOptions(options, ['threshold', 'sampleMs'], 'eventLoopSpare')
   const threshold = options.threshold ?? 0.7
   const sampleMs = options.sampleMs ?? 100
   if (!(threshold > 0 && threshold <= 1))
@@ -98,6 +99,7 @@ export function resolveThrottle(
 ): () => readonly Policy[] {
   if (mode === undefined || mode === 'hard') return () => policies
   if (typeof mode === 'object' && mode !== null && 'soft' in mode) {
+    checkKnownOptions(mode, ['soft'], 'throttle { soft }')
     if (typeof mode.soft !== 'number' || !(mode.soft >= 0) || !Number.isFinite(mode.soft)) {
       invalidOption('throttle.soft', mode.soft, 'a fraction >= 0, e.g. 0.1 for 10% over the limit')
     }
@@ -105,6 +107,7 @@ export function resolveThrottle(
     return () => soft
   }
   if (typeof mode === 'object' && mode !== null && 'elastic' in mode) {
+    checkKnownOptions(mode, ['elastic', 'spare'], 'throttle { elastic }')
     if (
       typeof mode.elastic !== 'number' ||
       !(mode.elastic >= 1) ||

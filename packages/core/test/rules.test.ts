@@ -390,7 +390,7 @@ describe('validation: each error names the file, the line, the path and what is 
     [
       'empty file',
       ``,
-      'rules.yaml: the rules must be a mapping with `domain` and `descriptors`; got null',
+      'rules.yaml: not a rules file: the rules must be a mapping with `domain` and `descriptors`; got nothing',
     ],
     [
       'not YAML',

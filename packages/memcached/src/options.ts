@@ -3,7 +3,7 @@
  * into the settings the store reads.
  */
 import { ConfigError } from '@sluice/core'
-import { invalidOption } from '@sluice/core/adapter'
+import { checkKnownOptions, invalidOption } from '@sluice/core/adapter'
 import { Client, type ClientOptions, type ServerOptions } from 'memjs'
 import { Wire, type MemjsClient } from './wire'
 
@@ -74,6 +74,11 @@ export function resolveMemcachedOptions(options: MemcachedStoreOptions): Memcach
   if (options === null || typeof options !== 'object') {
     invalidOption('options', options, 'an object with `client` or `servers`')
   }
+  checkKnownOptions(
+    options,
+    ['client', 'servers', 'clientOptions', 'prefix', 'casAttempts'],
+    'MemcachedStore',
+  )
   const { client, servers } = options
   if ((client === undefined) === (servers === undefined)) {
     throw new ConfigError(

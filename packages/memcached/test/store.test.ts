@@ -88,6 +88,9 @@ describe('set-up', () => {
     expect(make({ client: {} })).toThrow(/`client` must be a memjs Client/)
     expect(make({ servers: server.servers, casAttempts: 0 })).toThrow(/`casAttempts` must be/)
     expect(make({ servers: server.servers, prefix: 7 })).toThrow(/`prefix` must be a string/)
+    expect(make({ servers: server.servers, casAttempt: 3 })).toThrow(
+      new ConfigError('unknown option `casAttempt` for MemcachedStore (value 3)'),
+    )
   })
 
   test('works on a memjs client passed in, under its prefix, and leaves that client open', async () => {

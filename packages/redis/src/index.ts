@@ -1,7 +1,13 @@
 /**
  * The public entry of @sluice/redis.
  */
-export { RedisStore } from './redis-store'
+import { nameStore } from '@sluice/core/adapter'
+import { RedisStore } from './redis-store'
+
+// Log lines and errors name the store, even where a bundler renamed the class.
+nameStore(RedisStore, 'RedisStore')
+
+export { RedisStore }
 export type { RedisStoreOptions, BlockCacheOptions } from './redis-store'
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client/types'
 export { SCRIPTS } from './lua'

@@ -3,6 +3,7 @@
  * the settings the store reads.
  */
 import { ConfigError } from '@sluice/core'
+import { checkKnownOptions } from '@sluice/core/adapter'
 import { BlockCache } from './block-cache'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
@@ -143,9 +144,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   if (options === null || typeof options !== 'object') {
     throw new ConfigError(`RedisStore options must be an object; got ${describeValue(options)}`)
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.includes(name)) throw new ConfigError(`unknown option \`${name}\` for RedisStore`)
-  }
+  checkKnownOptions(options, KNOWN, 'RedisStore')
   const client = toScriptClient(options.client)
   if (client === undefined) {
     throw new ConfigError(
@@ -160,6 +159,8 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   const cache = options.blockCache ?? {}
   let blockCache: BlockCache | undefined
   if (cache !== false) {
+    if (typeof cache === 'object' && cache !== null)
+      checkKnownOptions(cache, ['maxKeys'], 'RedisStore `blockCache`')
     const maxKeys = cache.maxKeys ?? 10_000
     checkInteger(maxKeys, 'blockCache.maxKeys', 1)
     blockCache = new BlockCache(maxKeys)
@@ -175,6 +176,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
     'false or { groups }',
     packed,
   )
+  if (packed !== false) checkKnownOptions(packed, ['groups'], 'RedisStore `packed`')
   const groups = packed === false ? 0 : (packed.groups ?? 4096)
   if (packed !== false) checkInteger(groups, 'packed.groups', 1)
   return {

@@ -77,7 +77,7 @@ test('a stalled Redis: the lease answers, then onStoreError; the counts are exac
   expect(answeredByRedis).toBe(80 + 33 + 20)
   // The outage is logged once when it starts and once when it ends, with its count.
   expect(lines[0]).toMatch(
-    /^\[sluice\] LocalTierStore is failing \(store call took longer than timeoutMs/,
+    /^\[sluice\] localTier\(RedisStore\) is failing \(store call took longer than timeoutMs/,
   )
   expect(lines[lines.length - 1]).toMatch(/; 27 requests were answered without it$/)
   const checker = createLimiter({ ...options, store: new RedisStore({ client: admin }) })

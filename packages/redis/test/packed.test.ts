@@ -357,4 +357,14 @@ test('packed options are checked, naming the option and the value', () => {
   expect(() => new RedisStore({ client, packed: true as never })).toThrow(
     '`packed` must be false or { groups }; got true',
   )
+  // A typo in a nested options object is refused by name, as at the top level.
+  expect(() => new RedisStore({ client, packed: { group: 8 } as never })).toThrow(
+    new ConfigError('unknown option `group` for RedisStore `packed` (value 8)'),
+  )
+  expect(() => new RedisStore({ client, blockCache: { maxkeys: 5 } as never })).toThrow(
+    new ConfigError('unknown option `maxkeys` for RedisStore `blockCache` (value 5)'),
+  )
+  expect(() => new RedisStore({ client, prefx: 'a' } as never)).toThrow(
+    new ConfigError('unknown option `prefx` for RedisStore (value "a")'),
+  )
 })

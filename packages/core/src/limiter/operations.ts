@@ -5,6 +5,7 @@
 import { SluiceError } from '../errors'
 import type { Store } from '../store/types'
 import { boundedStoreCall } from '../store-call/bounded'
+import { storeName } from '../store-call/store-name'
 import type { Limiter } from '../create-limiter'
 import { checkCost, checkMs } from './checks'
 import type { LimiterSettings } from './settings'
@@ -27,7 +28,7 @@ export function createOperations(
     if (typeof fn !== 'function') {
       throw new SluiceError(
         'ERR_SLUICE_UNSUPPORTED',
-        `${store.constructor.name} does not implement \`${method}\``,
+        `${storeName(store)} does not implement \`${method}\``,
       )
     }
     return fn.bind(store) as NonNullable<Store[M]>

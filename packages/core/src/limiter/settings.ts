@@ -15,6 +15,7 @@ import {
 import type { Policy } from '../policy'
 import type { Store } from '../store/types'
 import type { StoreProtection } from '../store-call/guard'
+import { storeName } from '../store-call/store-name'
 import { resolveThrottle } from '../throttle'
 import { checkStoreErrorMode, describeMode } from './checks'
 import { resolveStoreSettings } from './store-settings'
@@ -69,11 +70,7 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
   )
   for (const policy of policies) {
     if (store.unsupportedAlgorithms?.includes(policy.algorithm)) {
-      invalidOption(
-        'algorithm',
-        policy.algorithm,
-        `an algorithm ${store.constructor.name} supports`,
-      )
+      invalidOption('algorithm', policy.algorithm, `an algorithm ${storeName(store)} supports`)
     }
     store.checkPolicy?.(policy)
   }

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module'
 import type { Counter, Histogram, Registry } from 'prom-client'
 import { ConfigError, invalidOption } from '../errors'
 import type { DecisionEvent } from '../events'
+import { checkKnownOptions } from '../options'
 
 export interface PrometheusMetricsOptions {
   /**
@@ -83,6 +84,11 @@ interface PolicyMetrics {
  * (or a reloaded module) can share them.
  */
 export function prometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
+  checkKnownOptions(
+    options,
+    ['registry', 'prefix', 'buckets', 'nearLimitRatio'],
+    'prometheusMetrics',
+  )
   const client = loadPromClient()
   const registry = options.registry ?? client.register
   const prefix = options.prefix ?? 'sluice_'

@@ -2,11 +2,12 @@
  * The worker-thread side of a rules reload (see reload-protocol.ts). Built as its own file,
  * dist/rules-worker.js; it exits when the main thread terminates it.
  */
-import { readFile } from 'node:fs/promises'
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import { RulesError } from './errors'
 import { flattenDescriptors } from './flatten'
 import { checkRulesText } from './load'
+import { readBoundedText, UnreadableFile } from '../bounded-read'
+import { MAX_RULES_BYTES } from './bounds'
 import { digestOf, type ReloadMessage, type ReloadRequest } from './reload-protocol'
 
 async function verdict(
@@ -14,14 +15,10 @@ async function verdict(
 ): Promise<{ message: ReloadMessage; records?: ReturnType<typeof flattenDescriptors> }> {
   let text: string
   try {
-    text = await readFile(request.file, 'utf8')
+    text = readBoundedText(request.file, MAX_RULES_BYTES)
   } catch (error) {
-    return {
-      message: {
-        type: 'unreadable',
-        reason: (error as NodeJS.ErrnoException).code ?? String(error),
-      },
-    }
+    const reason = error instanceof UnreadableFile ? error.reason : String(error)
+    return { message: { type: 'unreadable', reason } }
   }
   const digest = digestOf(text)
   if (digest === request.lastDigest) return { message: { type: 'unchanged' } }

@@ -40,8 +40,9 @@ export function formatRuleTable(rules: RuleSet): string {
       stateKey,
     ]
   })
+  // A loop, not Math.max(...rows): spread arguments overflow the stack past about 100,000 rows.
   const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column].length)),
+    rows.reduce((widest, row) => Math.max(widest, row[column].length), title.length),
   )
   const line = (cells: readonly string[]) =>
     cells

@@ -3,7 +3,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
-import { checkPositiveInteger } from '../options'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
 import { invalidOption } from '../errors'
 import type { RuleSet } from './compile'
 import { parseRules, readRulesText } from './load'
@@ -55,6 +55,7 @@ export interface RulesWatcher {
  * symlink swaps are seen too. The watcher does not keep the process alive.
  */
 export function watchRules(file: string, options: WatchRulesOptions = {}): RulesWatcher {
+  checkKnownOptions(options, ['onChange', 'logger', 'debounceMs'], 'watchRules')
   const { onChange, logger = console } = options
   if (onChange !== undefined && typeof onChange !== 'function') {
     invalidOption('onChange', onChange, 'a function')

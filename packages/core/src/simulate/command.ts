@@ -27,11 +27,15 @@ Runs a traffic trace through one limit and draws it as an SVG.
   --anchor      where fixed-window's windows start: clock | first-request (default: clock)
   --trace       ${TRACE_NAMES.join(' | ')} (default: bursty), or a JSON file of [{ "at": ms, "key"?, "cost"? }]
   --windows     length of a built-in trace in windows (default: 8)
+                a trace may have at most 250000 requests (a JSON file at most 16 MiB)
   --seed        seed of a built-in trace (default: 1)
   --out         file to write the SVG to (default: standard output)
   --title       title drawn on the picture
-  --width, --height   size in px (default: 480 x 200)
+  --width, --height   size in px, at most 10000 (default: 480 x 200)
 `
+
+/** Largest JSON trace file read: 16 MiB (250,000 requests take about 10 MB). */
+const MAX_TRACE_FILE_BYTES = 16 * 1024 * 1024
 
 const defaultIo: CommandIo = {
   stdout: (text) => process.stdout.write(text),
@@ -61,14 +65,22 @@ async function loadTrace(
   if ((TRACE_NAMES as readonly string[]).includes(name)) {
     return makeTrace(name as TraceName, { limit, windowMs, windows, seed })
   }
-  const { readFile } = await import('node:fs/promises')
+  // Loaded here, as node:fs is: the simulator itself runs where there is no file system.
+  const { readBoundedText, UnreadableFile } = await import('../bounded-read')
   let parsed: unknown
   try {
-    parsed = JSON.parse(await readFile(name, 'utf8'))
+    parsed = JSON.parse(readBoundedText(name, MAX_TRACE_FILE_BYTES))
   } catch (error) {
+    // Only the reason: a file that is no trace is not copied into the message.
+    const reason =
+      error instanceof UnreadableFile
+        ? `cannot be read (${error.reason})`
+        : error instanceof SyntaxError
+          ? 'is not JSON'
+          : String(error)
     throw new SluiceError(
       'ERR_SLUICE_ARGUMENT',
-      `\`--trace\` must be one of ${TRACE_NAMES.join(', ')} or a JSON file of requests; reading ${name} failed: ${(error as Error).message}`,
+      `\`--trace\` must be one of ${TRACE_NAMES.join(', ')} or a JSON file of requests; ${name} ${reason}`,
       { cause: error },
     )
   }

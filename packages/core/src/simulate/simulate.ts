@@ -10,7 +10,18 @@ import {
   type LimiterOptions,
 } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
-import { invalidOption } from '../errors'
+import { ConfigError, invalidOption } from '../errors'
+
+/**
+ * Most requests a simulation replays (about 100 MB with its results): time and memory grow with
+ * the trace, so a trace is bounded rather than left to exhaust the process.
+ */
+export const MAX_TRACE_REQUESTS = 250_000
+/**
+ * Most numbers of state a simulation keeps, over all keys (32 MiB): sliding-log keeps one per
+ * unit of `limit` per key, sliding-window one per sub-window.
+ */
+export const MAX_STATE_NUMBERS = 4 * 1024 * 1024
 
 /** One request of a trace: when it arrives (ms), from whom, and how many units it takes. */
 export interface TraceRequest {
@@ -68,17 +79,33 @@ function checkRequest(request: TraceRequest, index: number): Required<TraceReque
   return { at, key, cost }
 }
 
+/** Refuses state past MAX_STATE_NUMBERS: `keys` rows of `width` numbers. */
+function checkStateSize(width: number, keys: number): void {
+  if (width * keys <= MAX_STATE_NUMBERS) return
+  throw new ConfigError(
+    keys === 1
+      ? `the limits keep ${width} numbers of state per key (sliding-log one per unit of \`limit\`, sliding-window one per sub-window of \`precision\`); a simulation keeps at most ${MAX_STATE_NUMBERS}: lower \`limit\` or \`precision\``
+      : `the trace's first ${keys} keys need ${width * keys} numbers of state (${width} per key); a simulation keeps at most ${MAX_STATE_NUMBERS}: use fewer keys or a lower \`limit\``,
+  )
+}
+
 /**
  * Replays a trace through the limit the options describe and reports every request's fate.
  * It runs the same pure transitions the memory store runs (decide every policy, apply all or
  * none), synchronously and on private state, so a simulation leaves nothing behind (no store,
- * no timer) and the same trace always gives the same result.
+ * no timer) and the same trace always gives the same result. Bounded: at most
+ * MAX_TRACE_REQUESTS requests and MAX_STATE_NUMBERS numbers of state (a ConfigError beyond).
  */
 export function simulate(trace: Trace, options: SimulateOptions): SimulationResult {
   if (!Array.isArray(trace)) invalidOption('trace', trace, 'an array of { at, key?, cost? }')
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, KNOWN_OPTIONS, 'simulate')
+  if (trace.length > MAX_TRACE_REQUESTS) {
+    throw new ConfigError(
+      `\`trace\` must have at most ${MAX_TRACE_REQUESTS} requests; got ${trace.length}`,
+    )
+  }
   const policies = resolvePolicies(options)
   const steps = policies.map((policy) => ({ policy, algorithm: algorithmOf(policy) }))
   const width = steps.reduce((sum, step) => sum + step.algorithm.slots(step.policy), 0)
@@ -102,6 +129,7 @@ export function simulate(trace: Trace, options: SimulateOptions): SimulationResu
     const { at, key, cost } = request
     let row = state.get(key)
     if (row === undefined) {
+      checkStateSize(width, state.size + 1)
       row = new Float64Array(width)
       state.set(key, row)
     }

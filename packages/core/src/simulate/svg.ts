@@ -2,18 +2,29 @@
  * Owns drawing a simulation as an SVG chart (requests admitted and refused over time).
  */
 import { formatDuration } from '../duration'
-import { checkPositiveInteger } from '../options'
+import { invalidOption } from '../errors'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
 import type { SimulatedRequest, SimulationResult } from './simulate'
 import { countAxis, HELD_COLOR, legend, num, SVG_COLORS, timeAxis } from './svg-frame'
 
 export { SVG_COLORS }
 
+/** Widest and tallest picture drawn: the drawing's size grows with its width. */
+export const MAX_PICTURE_PX = 10_000
+
+/** A width or height: a positive integer up to MAX_PICTURE_PX. */
+function checkPixels(value: unknown, option: string): number {
+  const px = checkPositiveInteger(value, option)
+  if (px > MAX_PICTURE_PX) invalidOption(option, px, `at most ${MAX_PICTURE_PX} (px)`)
+  return px
+}
+
 export interface RenderOptions {
   /** Drawn at the top and used as the accessible name. @default the policy, e.g. 'gcra 5 per 1s' */
   title?: string
-  /** @default 480 */
+  /** In px, at most 10,000. @default 480 */
   width?: number
-  /** @default 200 */
+  /** In px, at most 10,000. @default 200 */
   height?: number
   /** Which key to draw (the limit applies per key). @default the key of the first request */
   key?: string
@@ -68,8 +79,9 @@ function windowCounts(requests: readonly SimulatedRequest[], windowMs: number): 
  * drawn as faint vertical lines, so edge bursts show.
  */
 export function renderSvg(result: SimulationResult, options: RenderOptions = {}): string {
-  const width = checkPositiveInteger(options.width ?? 480, 'width')
-  const height = checkPositiveInteger(options.height ?? 200, 'height')
+  checkKnownOptions(options, ['title', 'width', 'height', 'key'], 'renderSvg')
+  const width = checkPixels(options.width ?? 480, 'width')
+  const height = checkPixels(options.height ?? 200, 'height')
   const policy = result.policies[0]
   const key = options.key ?? result.requests[0]?.key
   const requests = result.requests.filter((r) => r.key === key)

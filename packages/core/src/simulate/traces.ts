@@ -1,9 +1,9 @@
 /**
  * Owns the named request traces (bursty, steady, edge) and the seeded random source they use.
  */
-import { invalidOption } from '../errors'
-import { checkPositiveInteger } from '../options'
-import type { TraceRequest } from './simulate'
+import { ConfigError, invalidOption } from '../errors'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
+import { MAX_TRACE_REQUESTS, type TraceRequest } from './simulate'
 
 /** The built-in synthetic traces (the pictures in docs/algorithms.md use `bursty`). */
 export type TraceName = 'bursty' | 'steady' | 'edge'
@@ -44,19 +44,18 @@ export function seededRandom(seed: number): () => number {
   }
 }
 
+/** Collects arrival times, refusing more than a simulation replays. */
+type Add = (at: number) => void
+
 /** `count` arrivals spread at random over [from, from + span). */
-function scatter(random: () => number, from: number, span: number, count: number): number[] {
-  const times: number[] = []
-  for (let i = 0; i < count; i++) times.push(from + Math.floor(random() * span))
-  return times
+function scatter(add: Add, random: () => number, from: number, span: number, count: number): void {
+  for (let i = 0; i < count; i++) add(from + Math.floor(random() * span))
 }
 
 /** Arrivals of a Poisson process at `perMs` requests per ms over [from, to). */
-function poisson(random: () => number, from: number, to: number, perMs: number): number[] {
-  const times: number[] = []
+function poisson(add: Add, random: () => number, from: number, to: number, perMs: number): void {
   for (let t = from - Math.log(1 - random()) / perMs; t < to; t -= Math.log(1 - random()) / perMs)
-    times.push(Math.floor(t))
-  return times
+    add(Math.floor(t))
 }
 
 /**
@@ -66,36 +65,45 @@ function poisson(random: () => number, from: number, to: number, perMs: number):
  *   boundary: the pattern that lets a fixed window pass twice its limit.
  * - `bursty`: a Poisson trickle at half the rate, a burst of 2x the limit, an edge burst, and a
  *   window of sustained overload at 3x the rate.
+ * A trace of more than MAX_TRACE_REQUESTS requests is refused (a ConfigError) as it is made.
  */
 export function makeTrace(name: TraceName, options: TraceOptions): TraceRequest[] {
+  checkKnownOptions(options, ['limit', 'windowMs', 'windows', 'seed', 'key'], 'makeTrace')
   const limit = checkPositiveInteger(options.limit, 'limit')
   const w = checkPositiveInteger(options.windowMs, 'windowMs')
   const windows = checkPositiveInteger(options.windows ?? 8, 'windows')
   const random = seededRandom(options.seed ?? 1)
   const key = options.key ?? 'client'
   const end = windows * w
-  let times: number[]
+  // Every generator below makes at least one arrival per step, so stopping at the bound bounds
+  // the time too, whatever limit and windows are.
+  const times: number[] = []
+  const add: Add = (at) => {
+    if (times.length === MAX_TRACE_REQUESTS) {
+      throw new ConfigError(
+        `the '${name}' trace of \`limit\` ${limit} over \`windows\` ${windows} has more than ${MAX_TRACE_REQUESTS} requests, the most a simulation replays: lower \`limit\` or \`windows\``,
+      )
+    }
+    times.push(at)
+  }
   if (name === 'steady') {
     const gap = w / (1.5 * limit)
-    times = []
-    for (let t = gap / 2; t < end; t += gap)
-      times.push(Math.floor(t + (random() - 0.5) * 0.2 * gap))
+    for (let t = gap / 2; t < end; t += gap) add(Math.floor(t + (random() - 0.5) * 0.2 * gap))
   } else if (name === 'edge') {
-    times = []
     const span = Math.max(1, Math.floor(w / 20))
     for (let boundary = w; boundary < end; boundary += 2 * w) {
-      times.push(...scatter(random, boundary - span, span, limit))
-      times.push(...scatter(random, boundary, span, limit))
+      scatter(add, random, boundary - span, span, limit)
+      scatter(add, random, boundary, span, limit)
     }
   } else if (name === 'bursty') {
     const span = Math.max(1, Math.floor(w / 12))
-    times = poisson(random, 0, end, limit / w / 2)
-    if (windows >= 2) times.push(...scatter(random, Math.floor(1.3 * w), span, 2 * limit))
+    poisson(add, random, 0, end, limit / w / 2)
+    if (windows >= 2) scatter(add, random, Math.floor(1.3 * w), span, 2 * limit)
     if (windows >= 5) {
-      times.push(...scatter(random, 4 * w - span, span, limit))
-      times.push(...scatter(random, 4 * w, span, limit))
+      scatter(add, random, 4 * w - span, span, limit)
+      scatter(add, random, 4 * w, span, limit)
     }
-    if (windows >= 8) times.push(...poisson(random, 6 * w, 7 * w, (3 * limit) / w))
+    if (windows >= 8) poisson(add, random, 6 * w, 7 * w, (3 * limit) / w)
   } else {
     return invalidOption('trace', name, `one of ${TRACE_NAMES.map((n) => `'${n}'`).join(', ')}`)
   }

@@ -6,6 +6,7 @@ import {
   withoutStack,
   type StoreErrorCode,
 } from '../errors'
+import { storeName } from './store-name'
 
 /** Receives the outage lines (one when a store starts failing, one when it recovers). */
 export interface StoreLogger {
@@ -204,16 +205,11 @@ export function healthOf(
 ): StoreHealth {
   let health = healths.get(store)
   if (health === undefined) {
-    const name = store.constructor.name
-    health = new StoreHealth(
-      name === 'Object' || name === '' ? 'the store' : name,
-      settings,
-      logger,
-    )
+    health = new StoreHealth(storeName(store), settings, logger)
     healths.set(store, health)
   } else if (!sameSettings(health.settings, settings)) {
     throw new ConfigError(
-      `\`breaker\`/\`maxInFlight\` must match the other limiters on this ${store.constructor.name} (they share one breaker): ${JSON.stringify(health.settings)} there, ${JSON.stringify(settings)} here`,
+      `\`breaker\`/\`maxInFlight\` must match the other limiters on this ${storeName(store)} (they share one breaker): ${JSON.stringify(health.settings)} there, ${JSON.stringify(settings)} here`,
     )
   }
   return health

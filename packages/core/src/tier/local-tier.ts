@@ -3,6 +3,7 @@
  * leases of part of each key's budget, and returns what it did not spend (docs/local-tier.md).
  */
 import { checkStore } from '../limiter/checks'
+import { nameStore, storeName } from '../store-call/store-name'
 import type { Policy, PolicyOutcome } from '../policy'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from '../store/types'
 import { leasedOutcomes, type LeaseEntry } from './lease'
@@ -77,6 +78,7 @@ class LocalTierStore implements LocalTier {
     private readonly settings: TierSettings,
   ) {
     this.leases = new LeaseTable(settings)
+    nameStore(this, `localTier(${storeName(store)})`)
     this.ownClock = store.ownClock
     this.unsupportedAlgorithms = store.unsupportedAlgorithms
     this.sweeper = setInterval(() => this.sweep(), settings.sweepMs)

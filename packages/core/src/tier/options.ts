@@ -3,6 +3,7 @@
  * documented bounds meaningful (see docs/local-tier.md).
  */
 import { ConfigError, describeValue, invalidOption } from '../errors'
+import { checkKnownOptions } from '../options'
 import type { Policy } from '../policy'
 
 export interface LocalTierOptions {
@@ -37,6 +38,7 @@ const MAX_SWEEP_MS = 100
 export function resolveTierOptions(options: LocalTierOptions = {}): TierSettings {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
+  checkKnownOptions(options, ['leaseMs', 'maxShare'], 'localTier')
   const { leaseMs, maxShare = 0.02 } = options
   if (
     leaseMs !== undefined &&
