@@ -6,6 +6,7 @@ import {
   ConfigError,
   createLimiter,
   eventLoopSpare,
+  ipKey,
   loadRules,
   localTier,
   MemoryStore,
@@ -37,6 +38,15 @@ describe('a typo in any options object is refused by name', () => {
     )
     // Spelled right, the same options are taken.
     expect(localTier(new MemoryStore(), { maxShare: 0.1 })).toBeDefined()
+  })
+
+  test('ipKey: `ipv6subnet`', () => {
+    expect(refusal(() => ipKey({ ipv6subnet: 56 } as never))).toBe(
+      'unknown option `ipv6subnet` for ipKey (value 56)',
+    )
+    expect(ipKey({ ipv6Subnet: 56 })({ ip: '2001:db8:1:2::1' } as never)).toBe(
+      ipKey({ ipv6Subnet: 56 })({ ip: '2001:db8:1:ff::9' } as never),
+    )
   })
 
   test('an entry of `limits`: `brust`', () => {

@@ -4,6 +4,7 @@
  */
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors'
+import { checkKnownOptions } from '../options'
 import { base64url, sha256, utf8Length } from './sha256'
 
 /** A Fetch API `Headers` object, as far as keys read it. */
@@ -58,6 +59,8 @@ export const UNKNOWN_IP_KEY = 'ip:unknown'
 
 /** Longer keys are hashed, so a hostile header cannot bloat the store. */
 export const MAX_KEY_BYTES = 256
+
+const IP_KEY_OPTION_NAMES: readonly (keyof IpKeyOptions)[] = ['ipv6Subnet', 'logger']
 
 export interface IpKeyOptions {
   /**
@@ -157,6 +160,7 @@ export function ipKey(options: IpKeyOptions = {}): (req: RequestLike) => string 
 
 /** `ipKey` on an address already found (adapters whose request has no `ip`, such as Fetch's). */
 export function ipKeyOf(options: IpKeyOptions = {}): (ip: string | undefined) => string {
+  checkKnownOptions(options, IP_KEY_OPTION_NAMES, 'ipKey')
   const subnet = checkIpv6Subnet(options.ipv6Subnet ?? 64)
   const logger = options.logger ?? console
   let warned = false
