@@ -27,6 +27,12 @@ export interface ServerSpec {
   pickPort(): Promise<number>
   /** How long stop() waits after SIGTERM before SIGKILL. */
   stopGraceMs: number
+  /** Runs before each launch, given the server's dir (Postgres: initdb, once). */
+  prepare?(dir: string): void
+  /** What stop() and restart() send first (Postgres: SIGINT, a fast shutdown); default SIGTERM. */
+  stopSignal?: NodeJS.Signals
+  /** The user the server runs as (Postgres refuses root); default: this process's. */
+  user?: { uid: number; gid: number }
 }
 
 /** Thrown when the server could not bind its port, so a first start can try another port. */
@@ -63,7 +69,7 @@ export class ManagedServer {
   }
 
   async restart(): Promise<void> {
-    await this.terminate('SIGTERM')
+    await this.terminate(this.spec.stopSignal ?? 'SIGTERM')
     await this.launch()
   }
 
@@ -80,7 +86,7 @@ export class ManagedServer {
   }
 
   async stop(): Promise<void> {
-    await this.terminate('SIGTERM')
+    await this.terminate(this.spec.stopSignal ?? 'SIGTERM')
     rmSync(this.dir, { recursive: true, force: true })
     registry().dirs.delete(this.dir)
   }
@@ -89,6 +95,7 @@ export class ManagedServer {
     // stop() removed the dir; a restart after it needs it back.
     mkdirSync(this.dir, { recursive: true })
     registry().dirs.add(this.dir)
+    this.spec.prepare?.(this.dir)
     // The child writes straight to a file: no pipes for the parent to hold open or drain.
     const logFd = openSync(this.logFile, 'a')
     let child: ChildProcess
@@ -96,6 +103,7 @@ export class ManagedServer {
       this.logOffset = fstatSync(logFd).size
       child = spawn(this.binary, this.spec.args(this.port, this.dir), {
         stdio: ['ignore', logFd, logFd],
+        ...this.spec.user,
       })
     } finally {
       closeSync(logFd)
@@ -134,7 +142,7 @@ export class ManagedServer {
     throw this.startFailure(`did not answer within ${START_TIMEOUT_MS} ms`)
   }
 
-  private async terminate(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  private async terminate(signal: NodeJS.Signals): Promise<void> {
     const child = this.child
     if (!child || !this.running) return
     child.ref() // keep the event loop alive while waiting for the exit
