@@ -20,7 +20,11 @@ export async function migrate(
   unlogged: boolean,
 ): Promise<void> {
   try {
-    await client.query(createTable(table, unlogged), [])
+    // Created only when missing: a user with rights on the table but not on its schema can
+    // still run migrate() where the table exists.
+    if ((await client.query(sql.columns, [table])).length === 0) {
+      await client.query(createTable(table, unlogged), [])
+    }
   } catch (error) {
     throw new Error(`PostgresStore.migrate() could not create ${table}: ${reasonOf(error)}`, {
       cause: error,
