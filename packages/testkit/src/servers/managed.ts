@@ -8,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
 } from 'node:fs'
@@ -31,6 +32,11 @@ export interface ServerSpec {
   prepare?(dir: string): void
   /** What stop() and restart() send first (Postgres: SIGINT, a fast shutdown); default SIGTERM. */
   stopSignal?: NodeJS.Signals
+  /**
+   * The server is a parent with a child process per connection (Postgres's backends, each in
+   * a session of its own): pause and resume signal the children too.
+   */
+  processTree?: boolean
   /** The user the server runs as (Postgres refuses root); default: this process's. */
   user?: { uid: number; gid: number }
 }
@@ -78,11 +84,25 @@ export class ManagedServer {
   }
 
   pause(): void {
-    if (this.running) this.child?.kill('SIGSTOP')
+    if (this.running) this.signal('SIGSTOP')
   }
 
   resume(): void {
-    if (this.running) this.child?.kill('SIGCONT')
+    if (this.running) this.signal('SIGCONT')
+  }
+
+  /** Signals the server, and its children with `processTree` (the parent first: no new ones). */
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child?.pid
+    this.child?.kill(signal)
+    if (this.spec.processTree !== true || pid === undefined) return
+    for (const child of childrenOf(pid)) {
+      try {
+        process.kill(child, signal)
+      } catch {
+        // It exited meanwhile.
+      }
+    }
   }
 
   async stop(): Promise<void> {
@@ -147,7 +167,7 @@ export class ManagedServer {
     if (!child || !this.running) return
     child.ref() // keep the event loop alive while waiting for the exit
     try {
-      child.kill('SIGCONT') // a paused server would not act on SIGTERM
+      this.signal('SIGCONT') // a paused server would not act on SIGTERM
       child.kill(signal)
       if (signal !== 'SIGKILL' && !(await settlesWithin(this.exited, this.spec.stopGraceMs))) {
         child.kill('SIGKILL')
@@ -174,6 +194,23 @@ export class ManagedServer {
       return ''
     }
   }
+}
+
+/** The pids whose parent is `pid` (Linux: from /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === pid) children.push(Number(entry))
+    } catch {
+      // It exited meanwhile.
+    }
+  }
+  return children
 }
 
 /** Starts a server, removing its temp dir when the start fails. */

@@ -89,6 +89,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     stopGraceMs: POSTGRES_STOP_GRACE_MS,
     // SIGTERM waits for every client to disconnect; SIGINT ends their sessions at once.
     stopSignal: 'SIGINT',
+    // A backend process per connection: pausing the postmaster alone would hang nothing.
+    processTree: true,
     prepare: (d) => {
       dir = d
       initdb(d, user)
