@@ -26,10 +26,16 @@ function hex(text: string): string {
   return Buffer.from(text, 'utf8').toString('hex')
 }
 
-/** A state vector as the bytes of its float64s (little-endian): exact for every value. */
+/**
+ * A state vector as the bytes of its float64s (little-endian): exact for every value. Trailing
+ * zeros are left out (decodeState puts them back): sliding-log's ring is `limit` slots wide
+ * but holds only the requests of its window.
+ */
 export function encodeState(state: readonly number[]): string {
-  const bytes = Buffer.allocUnsafe(state.length * 8)
-  for (let i = 0; i < state.length; i++) bytes.writeDoubleLE(state[i], i * 8)
+  let length = state.length
+  while (length > 0 && state[length - 1] === 0) length--
+  const bytes = Buffer.allocUnsafe(length * 8)
+  for (let i = 0; i < length; i++) bytes.writeDoubleLE(state[i], i * 8)
   return bytes.toString('hex')
 }
 
