@@ -143,6 +143,27 @@ describe('the table', () => {
   })
 })
 
+test('with a sweep every window, the table holds at most about twice the live keys', async () => {
+  const store = storeOn({ table: 'churn' })
+  await store.migrate()
+  // gcra, 1 a second: a key's row expires 1 s after its request. 10 new keys every 100 ms, so
+  // 100 are live at any time; the sweep runs once a second.
+  const gcra = policy({ algorithm: 'gcra', window: '1s' })
+  const rows = async () =>
+    (await pool.query(`SELECT count(*)::int AS n FROM churn`)).rows[0].n as number
+  let most = 0
+  for (let step = 1; step <= 50; step++) {
+    const now = step * 100
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.consume(request(`c:${step}:${i}`, now, gcra))),
+    )
+    most = Math.max(most, await rows())
+    if (step % 10 === 0) await store.sweep()
+  }
+  expect(most).toBeGreaterThan(100)
+  expect(most).toBeLessThanOrEqual(200)
+})
+
 test('keys with quotes, NUL or 10 KB each get their own bucket; the SQL never sees them', async () => {
   const store = storeOn({ table: 'hostile' })
   await store.migrate()

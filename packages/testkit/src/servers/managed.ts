@@ -23,6 +23,8 @@ import { HOST, LOG_TAIL_CHARS, PORT_ATTEMPTS, RedisServer, START_TIMEOUT_MS } fr
 export interface ServerSpec {
   /** Binary name, used on PATH and in messages. */
   name: string
+  /** The binary's path when it is not on PATH (Debian's Postgres); default: `name` on PATH. */
+  binary?: string
   args(port: number, dir: string): string[]
   isReady(port: number, pid: number): Promise<boolean>
   pickPort(): Promise<number>
@@ -55,7 +57,7 @@ export class ManagedServer {
   private exited: Promise<void> = Promise.resolve()
 
   constructor(private readonly spec: ServerSpec) {
-    this.binary = requireBinary(spec.name)
+    this.binary = spec.binary ?? requireBinary(spec.name)
     this.dir = mkdtempSync(join(tmpdir(), `sluice-${spec.name}-`))
     this.logFile = join(this.dir, 'server.log')
     registry().dirs.add(this.dir)

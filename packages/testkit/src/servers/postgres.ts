@@ -3,7 +3,7 @@
  * port, run as an unprivileged user when the tests run as root (Postgres refuses root).
  */
 import { execFileSync } from 'node:child_process'
-import { chownSync, existsSync } from 'node:fs'
+import { chownSync, existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from 'pg'
 import { freePort, requireBinary } from './children'
@@ -27,6 +27,25 @@ const DEFAULT_SETTINGS: Record<string, string> = {
   shared_buffers: '64MB',
 }
 
+/**
+ * A server binary: on PATH, else the newest in Debian's /usr/lib/postgresql/<version>/bin
+ * (where `apt-get install postgresql` leaves them).
+ */
+function binary(name: string): string {
+  try {
+    return requireBinary(name)
+  } catch (error) {
+    const root = '/usr/lib/postgresql'
+    const versions = existsSync(root)
+      ? readdirSync(root)
+          .filter((v) => existsSync(join(root, v, 'bin', name)))
+          .sort((a, b) => Number(b) - Number(a))
+      : []
+    if (versions.length === 0) throw error
+    return join(root, versions[0], 'bin', name)
+  }
+}
+
 /** `nobody` when this process is root (initdb and postgres refuse root), else this user. */
 function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined
@@ -41,7 +60,7 @@ function initdb(dir: string, user: { uid: number; gid: number } | undefined): vo
   if (existsSync(data)) return
   if (user !== undefined) chownSync(dir, user.uid, user.gid)
   execFileSync(
-    requireBinary('initdb'),
+    binary('initdb'),
     ['-D', data, '-U', USER, '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
     { stdio: 'ignore', ...user },
   )
@@ -83,6 +102,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   let dir = ''
   const server = await startManaged({
     name: 'postgres',
+    binary: binary('postgres'),
     args: (port, d) => postgresArgs(port, d, options.settings ?? {}),
     isReady: (port) => postgresIsReady(port, dir),
     pickPort: freePort,
