@@ -33,6 +33,23 @@ function outcome(): PolicyOutcome {
   return { allowed: false, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
 }
 
+/** Every policy's outcome on the rows (block row first) as they stand at `now`; changes nothing. */
+function decideAll(
+  view: RowView,
+  rows: readonly string[],
+  policies: readonly Policy[],
+  now: number,
+  cost: number,
+  maxDelayMs: number | undefined,
+): PolicyOutcome[] {
+  return policies.map((policy, i) => {
+    const out = outcome()
+    const state = view.state(rows[i + 1], policy, now)
+    algorithmOf(policy).decide(state, 0, now, policy, cost, out, maxDelayMs)
+    return out
+  })
+}
+
 /**
  * Sluice's Store on PostgreSQL (`pg` or postgres.js): every algorithm, several limits per key
  * all-or-nothing, decided by core's transitions on rows of one table and written back with a
@@ -110,19 +127,7 @@ export class PostgresStore implements Store {
       const now = this.ownClock ? databaseNow : request.now
       const blocked = this.blocked(view, rows[0], policies, now)
       if (blocked !== undefined) return { outcomes: blocked }
-      const outcomes = policies.map((policy, i) => {
-        const out = outcome()
-        algorithmOf(policy).decide(
-          view.state(rows[i + 1], policy, now),
-          0,
-          now,
-          policy,
-          cost,
-          out,
-          maxDelayMs,
-        )
-        return out
-      })
+      const outcomes = decideAll(view, rows, policies, now, cost, maxDelayMs)
       if (cost === 0 || outcomes.some((o) => !o.allowed)) return { outcomes }
       for (const [i, policy] of policies.entries()) {
         algorithmOf(policy).apply(view.state(rows[i + 1], policy, now), 0, now, policy, cost)
@@ -139,21 +144,7 @@ export class PostgresStore implements Store {
       const now = this.ownClock ? databaseNow : request.now
       const blocked = this.blocked(view, rows[0], policies, now)
       if (blocked !== undefined) return { outcomes: blocked }
-      return {
-        outcomes: policies.map((policy, i) => {
-          const out = outcome()
-          algorithmOf(policy).decide(
-            view.state(rows[i + 1], policy, now),
-            0,
-            now,
-            policy,
-            cost,
-            out,
-            maxDelayMs,
-          )
-          return out
-        }),
-      }
+      return { outcomes: decideAll(view, rows, policies, now, cost, maxDelayMs) }
     })
   }
 

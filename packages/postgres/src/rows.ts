@@ -27,23 +27,62 @@ function hex(text: string): string {
 }
 
 /**
- * A state vector as the bytes of its float64s (little-endian): exact for every value. Trailing
- * zeros are left out (decodeState puts them back): sliding-log's ring is `limit` slots wide
- * but holds only the requests of its window.
+ * A state vector as bytes, exact for every value and small for the usual ones: a whole number
+ * n >= 0 (counts, window numbers, ms timestamps) is the varint of 2n (1-7 bytes), any other
+ * number the varint 1 then its float64 (little-endian). Trailing zeros are left out (decodeState
+ * puts them back): sliding-log's ring is `limit` slots wide but holds only its window's requests.
  */
 export function encodeState(state: readonly number[]): string {
   let length = state.length
   while (length > 0 && state[length - 1] === 0) length--
-  const bytes = Buffer.allocUnsafe(length * 8)
-  for (let i = 0; i < length; i++) bytes.writeDoubleLE(state[i], i * 8)
-  return bytes.toString('hex')
+  const bytes: number[] = []
+  const float = Buffer.allocUnsafe(8)
+  for (let i = 0; i < length; i++) {
+    const value = state[i]
+    if (Number.isSafeInteger(value) && value >= 0 && value <= MAX_WHOLE) {
+      pushVarint(bytes, value * 2)
+    } else {
+      bytes.push(1)
+      float.writeDoubleLE(value, 0)
+      for (const byte of float) bytes.push(byte)
+    }
+  }
+  return Buffer.from(bytes).toString('hex')
+}
+
+/** The largest whole number written as a varint (2n stays exact below 2^53). */
+const MAX_WHOLE = 2 ** 52 - 1
+
+function pushVarint(bytes: number[], value: number): void {
+  while (value >= 128) {
+    bytes.push((value % 128) + 128)
+    value = Math.floor(value / 128)
+  }
+  bytes.push(value)
 }
 
 /** The vector `slots` wide held in `bytes`; zeros past its end; undefined when not ours. */
 export function decodeState(bytes: Uint8Array, slots: number): number[] | undefined {
-  if (bytes.length % 8 !== 0) return undefined
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-  const state = new Array<number>(Math.max(slots, bytes.length / 8)).fill(0)
-  for (let i = 0; i < bytes.length / 8; i++) state[i] = buffer.readDoubleLE(i * 8)
+  const state: number[] = []
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+  let at = 0
+  while (at < bytes.length) {
+    let value = 0
+    let scale = 1
+    for (;;) {
+      if (at >= bytes.length || scale > 2 ** 56) return undefined
+      const byte = bytes[at++]
+      value += (byte % 128) * scale
+      scale *= 128
+      if (byte < 128) break
+    }
+    if (value === 1) {
+      if (at + 8 > bytes.length) return undefined
+      state.push(view.readDoubleLE(at))
+      at += 8
+    } else if (value % 2 === 0) state.push(value / 2)
+    else return undefined
+  }
+  while (state.length < slots) state.push(0)
   return state
 }

@@ -13,7 +13,11 @@ const WORKERS = 4
 const ATTEMPTS = 60
 const LIMIT = 37
 
-const ROUNDS: (LimiterOptions & { algorithm: string })[] = [
+/** A round behind a local tier: leases of at most L = 0.1 x 100 = 10 units per process. */
+const TIER_LIMIT = 100
+const LEASE = 10
+
+const ROUNDS: (LimiterOptions & { algorithm: string; tier?: { maxShare: number } })[] = [
   { algorithm: 'fixed-window', limit: LIMIT, window: '1d' },
   { algorithm: 'sliding-window', limit: LIMIT, window: '1d' },
   { algorithm: 'sliding-log', limit: LIMIT, window: '1h' },
@@ -28,6 +32,9 @@ const ROUNDS: (LimiterOptions & { algorithm: string })[] = [
       { algorithm: 'sliding-log', limit: LIMIT + 5, window: '1h' },
     ],
   },
+  // Behind localTier: fixed-window's stated bounds (docs/local-tier.md) are no over-admission
+  // and at most N x L under.
+  { algorithm: 'fixed-window', limit: TIER_LIMIT, window: '1d', tier: { maxShare: 0.1 } },
 ]
 
 type Message = { ready?: boolean; round?: number; admitted?: number }
@@ -59,14 +66,24 @@ describe('no over-admission across processes', () => {
     await server?.stop()
   })
 
-  test.each(ROUNDS.map((round, i) => [i, round.limits ? 'mixed limits' : round.algorithm]))(
+  const play = async (round: number): Promise<number> => {
+    for (const { child } of workers) child.send('go')
+    const results = await Promise.all(workers.map((w) => nextMessage(w)))
+    expect(results.map((r) => r.round)).toEqual(workers.map(() => round))
+    return results.reduce((sum, r) => sum + (r.admitted ?? 0), 0)
+  }
+
+  const exact = ROUNDS.filter((round) => round.tier === undefined)
+  test.each(exact.map((round, i) => [i, round.limits ? 'mixed limits' : round.algorithm]))(
     'round %i (%s): exactly the limit is admitted in total',
     async (round) => {
-      for (const { child } of workers) child.send('go')
-      const results = await Promise.all(workers.map((w) => nextMessage(w)))
-      expect(results.map((r) => r.round)).toEqual(workers.map(() => round))
-      const admitted = results.reduce((sum, r) => sum + (r.admitted ?? 0), 0)
-      expect(admitted).toBe(LIMIT)
+      expect(await play(round)).toBe(LIMIT)
     },
   )
+
+  test('behind a local tier: none over the limit, at most N x L under', async () => {
+    const admitted = await play(exact.length)
+    expect(admitted).toBeLessThanOrEqual(TIER_LIMIT)
+    expect(admitted).toBeGreaterThanOrEqual(TIER_LIMIT - WORKERS * LEASE)
+  })
 })
