@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { ConfigError, createLimiter, StoreError, type LimitOptions } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { PostgresStore } from '@sluice/postgres'
@@ -290,6 +293,19 @@ describe('sluice postgres migrate', () => {
     expect(first.out).toEqual(['public.from_cli is ready'])
     expect(await run(['migrate', '--url', server.url, '--table', 'from_cli'], io().io)).toBe(0)
     const { rows } = await pool.query(`SELECT to_regclass('from_cli') IS NOT NULL AS made`)
+    expect(rows[0].made).toBe(true)
+  })
+
+  test("core's `sluice` runs it as `sluice postgres` (the built @sluice/postgres/cli)", async () => {
+    const root = join(__dirname, '../../..')
+    const cli = ['-r', 'ts-node/register/transpile-only', 'packages/core/src/cli.ts']
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [...cli, 'postgres', 'migrate', '--url', server.url, '--table', 'via_core'],
+      { cwd: root },
+    )
+    expect(stdout).toBe('public.via_core is ready\n')
+    const { rows } = await pool.query(`SELECT to_regclass('via_core') IS NOT NULL AS made`)
     expect(rows[0].made).toBe(true)
   })
 
