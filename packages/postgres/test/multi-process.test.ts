@@ -59,7 +59,7 @@ describe('no over-admission across processes', () => {
       )
     }
     for (const worker of workers) expect(await nextMessage(worker)).toEqual({ ready: true })
-  }, 30_000)
+  }, 60_000)
 
   afterAll(async () => {
     for (const worker of workers) if (running(worker)) worker.child.kill()
