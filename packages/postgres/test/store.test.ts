@@ -26,7 +26,7 @@ function storeOn(
   return store
 }
 
-const policy = (options: LimitOptions = {}) =>
+const policy = (options: Partial<LimitOptions> = {}) =>
   resolvePolicy({ algorithm: 'fixed-window', limit: 1, window: '1h', ...options })
 
 function request(key: string, now = 1000, p = policy()) {
