@@ -1,5 +1,5 @@
 'use strict'
-// npm run bench [core|redis|http|instructions|memcached|hang|local-tier|accuracy|pictures|charts|all]: each part
+// npm run bench [core|redis|http|instructions|memcached|postgres|hang|local-tier|accuracy|pictures|charts|all]: each part
 // runs in its own process. charts comes last: it draws docs/img/bench-*.svg from the JSON the
 // others wrote.
 const { spawnSync } = require('node:child_process')
@@ -12,6 +12,7 @@ const parts = {
   http: 'http.js',
   instructions: 'instructions.js',
   memcached: 'memcached.js',
+  postgres: 'postgres.js',
   hang: 'hang.js',
   'local-tier': 'local-tier.js',
   accuracy: 'accuracy.js',

@@ -2,7 +2,7 @@
 'use strict'
 /**
  * The test services step of `npm test`: the tests start private redis-server, redis-cli
- * --cluster and memcached processes, compile the Redis scripts with Lua 5.1 and 5.4, and
+ * --cluster, memcached and postgres processes, compile the Redis scripts with Lua 5.1 and 5.4, and
  * render the docs' pictures in Chromium. This checks the binaries are on PATH and, when some
  * are missing, installs their Debian packages with apt-get (as root, or through sudo);
  * otherwise it stops with the command to run.
@@ -14,6 +14,9 @@ const PACKAGES = {
   'redis-server': 'redis-server',
   'redis-cli': 'redis-tools',
   memcached: 'memcached',
+  // PostgresStore's tests run initdb and postgres (from PATH or /usr/lib/postgresql/*/bin).
+  postgres: 'postgresql',
+  initdb: 'postgresql',
   // The Redis scripts are compiled by both Lua versions servers run (5.1: Redis, Valkey; 5.4:
   // Dragonfly): packages/redis/test/portable-scripts.test.ts.
   'luac5.1': 'lua5.1',
@@ -21,7 +24,10 @@ const PACKAGES = {
   chromium: 'chromium',
 }
 
-const onPath = (command) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
+// Debian keeps the PostgreSQL server's binaries in /usr/lib/postgresql/<version>/bin, off PATH.
+const onPath = (command) =>
+  spawnSync('sh', ['-c', `command -v ${command} || ls /usr/lib/postgresql/*/bin/${command}`])
+    .status === 0
 
 function missingCommands() {
   return Object.keys(PACKAGES).filter((command) => !onPath(command))

@@ -53,7 +53,28 @@ const simulateCommand: CliCommand = {
   run: (args) => runSimulateCommand(args),
 }
 
-export const COMMANDS: readonly CliCommand[] = [checkRules, simulateCommand]
+/** The entry of @sluice/postgres that runs `sluice postgres`; a variable, so it is not bundled. */
+const POSTGRES_CLI = '@sluice/postgres/cli'
+
+/** `sluice postgres ...` lives in @sluice/postgres (installed only by its users), loaded on use. */
+const postgresCommand: CliCommand = {
+  name: 'postgres',
+  args: 'migrate --url <url> [--table <name>] [--schema <name>] [--unlogged]',
+  summary: "create PostgresStore's table (needs @sluice/postgres)",
+  run(args, io) {
+    let cli: Pick<CliCommand, 'run'>
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      cli = require(POSTGRES_CLI) as Pick<CliCommand, 'run'>
+    } catch {
+      io.err('sluice postgres needs @sluice/postgres: npm install @sluice/postgres pg')
+      return 1
+    }
+    return cli.run(args, io)
+  },
+}
+
+export const COMMANDS: readonly CliCommand[] = [checkRules, simulateCommand, postgresCommand]
 
 function usage(): string {
   return [

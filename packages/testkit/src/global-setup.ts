@@ -1,15 +1,18 @@
 /**
- * Jest global setup: checks that redis-server, redis-cli, memcached and chromium are on PATH
- * before any test starts one. Installing them is a step of its own (scripts/test-services.js,
+ * Jest global setup: checks that redis-server, redis-cli, memcached, postgres, initdb and
+ * chromium are on PATH (Postgres's: or in Debian's /usr/lib/postgresql/<version>/bin) before
+ * any test starts one. Installing them is a step of its own (scripts/test-services.js,
  * which `npm test` runs first), not hidden in jest.
  */
 import { spawnSync } from 'node:child_process'
 
-const COMMANDS = ['redis-server', 'redis-cli', 'memcached', 'chromium']
+const COMMANDS = ['redis-server', 'redis-cli', 'memcached', 'postgres', 'initdb', 'chromium']
 
 export default function globalSetup(): void {
   const missing = COMMANDS.filter(
-    (command) => spawnSync('sh', ['-c', `command -v ${command}`]).status !== 0,
+    (command) =>
+      spawnSync('sh', ['-c', `command -v ${command} || ls /usr/lib/postgresql/*/bin/${command}`])
+        .status !== 0,
   )
   if (missing.length > 0) {
     throw new Error(

@@ -45,12 +45,12 @@ export async function latencyRounds(
 }
 
 /**
- * latencyRounds against a RedisStore or MemcachedStore on `server`, run in a process of its own
+ * latencyRounds against a RedisStore, MemcachedStore or PostgresStore on `server`, run in a process of its own
  * (fixtures/hung-load.js): a fresh heap, as a server's, so that the test runner's full
  * collections are not timed as the store's.
  */
 export function latenciesWhileHung(
-  kind: 'redis' | 'memcached',
+  kind: 'redis' | 'memcached' | 'postgres',
   server: Pausable & { port: number },
   timeoutMs: number,
 ): Promise<number[]> {

@@ -9,6 +9,8 @@ export type {
   HostPort,
   MemcachedServer,
   MoveSlotOptions,
+  PostgresServer,
+  StartPostgresOptions,
   RedisClusterHandle,
   RedisServer,
   StartRedisClusterOptions,
@@ -17,4 +19,5 @@ export type {
 export { freeClusterPort, freePort } from './servers/children'
 export { keySlot, moveSlot, slotOwner, startRedisCluster } from './servers/cluster'
 export { startMemcached } from './servers/memcached'
+export { startPostgres } from './servers/postgres'
 export { startRedis, startRedisSentinel, type RedisSentinel } from './servers/redis'

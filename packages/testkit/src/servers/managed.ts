@@ -8,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
 } from 'node:fs'
@@ -22,11 +23,24 @@ import { HOST, LOG_TAIL_CHARS, PORT_ATTEMPTS, RedisServer, START_TIMEOUT_MS } fr
 export interface ServerSpec {
   /** Binary name, used on PATH and in messages. */
   name: string
+  /** The binary's path when it is not on PATH (Debian's Postgres); default: `name` on PATH. */
+  binary?: string
   args(port: number, dir: string): string[]
   isReady(port: number, pid: number): Promise<boolean>
   pickPort(): Promise<number>
   /** How long stop() waits after SIGTERM before SIGKILL. */
   stopGraceMs: number
+  /** Runs before each launch, given the server's dir (Postgres: initdb, once). */
+  prepare?(dir: string): void
+  /** What stop() and restart() send first (Postgres: SIGINT, a fast shutdown); default SIGTERM. */
+  stopSignal?: NodeJS.Signals
+  /**
+   * The server is a parent with a child process per connection (Postgres's backends, each in
+   * a session of its own): pause and resume signal the children too.
+   */
+  processTree?: boolean
+  /** The user the server runs as (Postgres refuses root); default: this process's. */
+  user?: { uid: number; gid: number }
 }
 
 /** Thrown when the server could not bind its port, so a first start can try another port. */
@@ -43,7 +57,7 @@ export class ManagedServer {
   private exited: Promise<void> = Promise.resolve()
 
   constructor(private readonly spec: ServerSpec) {
-    this.binary = requireBinary(spec.name)
+    this.binary = spec.binary ?? requireBinary(spec.name)
     this.dir = mkdtempSync(join(tmpdir(), `sluice-${spec.name}-`))
     this.logFile = join(this.dir, 'server.log')
     registry().dirs.add(this.dir)
@@ -63,7 +77,7 @@ export class ManagedServer {
   }
 
   async restart(): Promise<void> {
-    await this.terminate('SIGTERM')
+    await this.terminate(this.spec.stopSignal ?? 'SIGTERM')
     await this.launch()
   }
 
@@ -72,15 +86,29 @@ export class ManagedServer {
   }
 
   pause(): void {
-    if (this.running) this.child?.kill('SIGSTOP')
+    if (this.running) this.signal('SIGSTOP')
   }
 
   resume(): void {
-    if (this.running) this.child?.kill('SIGCONT')
+    if (this.running) this.signal('SIGCONT')
+  }
+
+  /** Signals the server, and its children with `processTree` (the parent first: no new ones). */
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child?.pid
+    this.child?.kill(signal)
+    if (this.spec.processTree !== true || pid === undefined) return
+    for (const child of childrenOf(pid)) {
+      try {
+        process.kill(child, signal)
+      } catch {
+        // It exited meanwhile.
+      }
+    }
   }
 
   async stop(): Promise<void> {
-    await this.terminate('SIGTERM')
+    await this.terminate(this.spec.stopSignal ?? 'SIGTERM')
     rmSync(this.dir, { recursive: true, force: true })
     registry().dirs.delete(this.dir)
   }
@@ -89,6 +117,7 @@ export class ManagedServer {
     // stop() removed the dir; a restart after it needs it back.
     mkdirSync(this.dir, { recursive: true })
     registry().dirs.add(this.dir)
+    this.spec.prepare?.(this.dir)
     // The child writes straight to a file: no pipes for the parent to hold open or drain.
     const logFd = openSync(this.logFile, 'a')
     let child: ChildProcess
@@ -96,6 +125,7 @@ export class ManagedServer {
       this.logOffset = fstatSync(logFd).size
       child = spawn(this.binary, this.spec.args(this.port, this.dir), {
         stdio: ['ignore', logFd, logFd],
+        ...this.spec.user,
       })
     } finally {
       closeSync(logFd)
@@ -134,12 +164,12 @@ export class ManagedServer {
     throw this.startFailure(`did not answer within ${START_TIMEOUT_MS} ms`)
   }
 
-  private async terminate(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  private async terminate(signal: NodeJS.Signals): Promise<void> {
     const child = this.child
     if (!child || !this.running) return
     child.ref() // keep the event loop alive while waiting for the exit
     try {
-      child.kill('SIGCONT') // a paused server would not act on SIGTERM
+      this.signal('SIGCONT') // a paused server would not act on SIGTERM
       child.kill(signal)
       if (signal !== 'SIGKILL' && !(await settlesWithin(this.exited, this.spec.stopGraceMs))) {
         child.kill('SIGKILL')
@@ -166,6 +196,23 @@ export class ManagedServer {
       return ''
     }
   }
+}
+
+/** The pids whose parent is `pid` (Linux: from /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid === pid) children.push(Number(entry))
+    } catch {
+      // It exited meanwhile.
+    }
+  }
+  return children
 }
 
 /** Starts a server, removing its temp dir when the start fails. */

@@ -72,3 +72,26 @@ export const POLL_MS = 20
 export const PORT_ATTEMPTS = 5
 export const LOG_TAIL_CHARS = 2_000
 export const INSTALL_HINT = 'Install it with: apt-get install redis-server memcached'
+
+export interface PostgresServer extends HostPort {
+  /** `postgres://sluice@127.0.0.1:<port>/postgres` (trust authentication, loopback only). */
+  url: string
+  /** The superuser initdb created (`sluice`). */
+  user: string
+  stop(): Promise<void>
+  kill(): Promise<void>
+  /** Stops and starts again on the same port; the data directory (and every row) is kept. */
+  restart(): Promise<void>
+  pause(): void
+  resume(): void
+}
+
+export interface StartPostgresOptions {
+  /**
+   * `-c name=value` settings appended last (so they override the defaults). The defaults turn
+   * fsync off for speed; a benchmark passes `{ fsync: 'on', synchronous_commit: 'on' }`.
+   */
+  settings?: Record<string, string>
+}
+
+export const POSTGRES_STOP_GRACE_MS = 5_000

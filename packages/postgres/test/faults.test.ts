@@ -1,0 +1,155 @@
+import { setTimeout as delay } from 'node:timers/promises'
+import { createLimiter, storeHealth, type Decision, type Limiter } from '@sluice/core'
+import { PostgresStore } from '@sluice/postgres'
+import {
+  latenciesWhileHung,
+  startPostgres,
+  storeSettled,
+  type PostgresServer,
+} from '@sluice/testkit'
+import { Pool } from 'pg'
+
+// Postgres paused (SIGSTOP on every process of the server), restarted, a connection killed, a
+// pool exhausted: every decision is answered (by onStoreError when the store cannot), and the
+// count afterwards is exactly what the store's own decisions put there.
+const TIMEOUT_MS = 100
+
+let server: PostgresServer
+let admin: Pool
+
+beforeAll(async () => {
+  server = await startPostgres()
+  admin = new Pool({ connectionString: server.url, max: 1 })
+  admin.on('error', () => undefined)
+  await new PostgresStore({ client: admin, sweepIntervalMs: false }).migrate()
+})
+
+afterEach(() => server.resume())
+
+afterAll(async () => {
+  await admin?.end()
+  await server?.stop()
+})
+
+/** A pool, a store on it and a limiter answering by `'deny'` when the store cannot. */
+function setUp(max = 4, limit = 10): { pool: Pool; store: PostgresStore; limiter: Limiter } {
+  const pool = new Pool({ connectionString: server.url, max })
+  const store = new PostgresStore({ client: pool })
+  const limiter = createLimiter({
+    store,
+    algorithm: 'fixed-window',
+    limit,
+    window: '1h',
+    timeoutMs: TIMEOUT_MS,
+    onStoreError: 'deny',
+    breaker: { failures: 5, coolOffMs: 50 },
+    logger: { warn: () => undefined },
+  })
+  return { pool, store, limiter }
+}
+
+/** What is left once every late reply and its refund have run. */
+async function remainingAfterSettling(store: PostgresStore, limiter: Limiter, key: string) {
+  await storeSettled(store)
+  await delay(100) // past the breaker's cool-off: the peek goes to Postgres
+  return limiter.peek(key)
+}
+
+/** Admitted by the store itself (not answered by onStoreError). */
+const admittedByStore = (decisions: Decision[]) =>
+  decisions.filter((d) => d.allowed && !d.degraded).length
+
+test('requests denied during a pause are not charged when Postgres resumes (exact count)', async () => {
+  const { pool, store, limiter } = setUp()
+  const key = `pause:${Date.now()}`
+  await limiter.consume(key)
+  await limiter.consume(key)
+
+  server.pause()
+  const started = Date.now()
+  const during = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(key)))
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 50)
+  expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+  expect(storeHealth(store)?.state).toBe('open')
+  server.resume()
+  expect(await remainingAfterSettling(store, limiter, key)).toMatchObject({
+    degraded: false,
+    remaining: 8,
+  })
+  expect(storeHealth(store)?.state).toBe('closed')
+  await store.close()
+  await pool.end()
+})
+
+test('a restart mid-traffic: answered throughout, exactly the store-admitted requests counted', async () => {
+  const { pool, store, limiter } = setUp(4, 1000)
+  pool.on('error', () => undefined)
+  const key = `restart:${Date.now()}`
+  const decisions: Promise<Decision>[] = []
+  const traffic = setInterval(() => {
+    for (let i = 0; i < 5; i++) decisions.push(limiter.consume(key))
+  }, 5)
+  await delay(50)
+  await server.restart()
+  await delay(200)
+  clearInterval(traffic)
+  const answered = await Promise.all(decisions)
+  expect(answered.some((d) => d.degraded)).toBe(true)
+  expect(answered.some((d) => !d.degraded)).toBe(true)
+  expect(await remainingAfterSettling(store, limiter, key)).toMatchObject({
+    degraded: false,
+    remaining: 1000 - admittedByStore(answered),
+  })
+  await store.close()
+  await pool.end()
+})
+
+test('connections killed with pg_terminate_backend mid-traffic: exact count after', async () => {
+  const { pool, store, limiter } = setUp(4, 1000)
+  const key = `terminate:${Date.now()}`
+  const decisions: Promise<Decision>[] = []
+  const traffic = setInterval(() => {
+    for (let i = 0; i < 5; i++) decisions.push(limiter.consume(key))
+  }, 2)
+  await delay(50)
+  const { rows } = await admin.query(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity ` +
+      `WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+  )
+  expect(rows[0].n).toBeGreaterThan(0)
+  await delay(100)
+  clearInterval(traffic)
+  const answered = await Promise.all(decisions)
+  expect(answered.filter((d) => !d.degraded).length).toBeGreaterThan(0)
+  expect(await remainingAfterSettling(store, limiter, key)).toMatchObject({
+    degraded: false,
+    remaining: 1000 - admittedByStore(answered),
+  })
+  await store.close()
+  await pool.end()
+})
+
+test('a pool exhausted by the app: answered by onStoreError in time, nothing charged later', async () => {
+  const { pool, store, limiter } = setUp(2)
+  const key = `exhausted:${Date.now()}`
+  await limiter.consume(key)
+  const held = [await pool.connect(), await pool.connect()]
+  const started = Date.now()
+  const during = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 50)
+  expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+  for (const client of held) client.release()
+  expect(await remainingAfterSettling(store, limiter, key)).toMatchObject({
+    degraded: false,
+    remaining: 9,
+  })
+  await store.close()
+  await pool.end()
+})
+
+test('under load, every call to a paused Postgres is answered within timeoutMs + 50 ms', async () => {
+  const latencies = await latenciesWhileHung('postgres', server, 300)
+  expect(latencies).toHaveLength(6000)
+  expect(Math.min(...latencies)).toBeGreaterThanOrEqual(299)
+  expect(Math.max(...latencies)).toBeLessThanOrEqual(350)
+}, 30_000)
