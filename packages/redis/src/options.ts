@@ -20,8 +20,9 @@ export interface RedisStoreOptions {
   /**
    * The application's Redis client, from any of these libraries (told apart by their methods,
    * see docs/redis.md): ioredis or iovalkey (`Redis`, standalone or Sentinel, or `Cluster`),
-   * node-redis 5 or 6 (`createClient` or `createCluster`, connected by the caller). The store
-   * does not close it.
+   * node-redis 5 or 6 (`createClient` or `createCluster`, connected by the caller), or
+   * `@upstash/redis` (`new Redis({ url, token })` or `Redis.fromEnv()`, over REST, for edge
+   * runtimes; docs/redis.md, "Upstash"). The store does not close it.
    */
   client: RedisClientLike
   /**
@@ -135,7 +136,7 @@ function checkInteger(value: number, name: string, min: number): void {
 function describeClient(client: unknown): string {
   if (typeof client !== 'object' || client === null) return describeValue(client)
   const name = (client as { constructor?: { name?: unknown } }).constructor?.name
-  return `an object (${typeof name === 'string' && name !== '' ? name : 'no class'}) with neither evalshaBuffer nor evalSha`
+  return `an object (${typeof name === 'string' && name !== '' ? name : 'no class'}) with neither evalshaBuffer, evalSha nor createScript`
 }
 
 /** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
@@ -149,7 +150,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   const client = toScriptClient(options.client)
   if (client === undefined) {
     throw new ConfigError(
-      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, or a node-redis client or cluster; got ${describeClient(options.client)}`,
+      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, a node-redis client or cluster, or an @upstash/redis Redis; got ${describeClient(options.client)}`,
     )
   }
   const time = options.time ?? 'server'
