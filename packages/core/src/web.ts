@@ -26,4 +26,6 @@ export { checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
 export { createHttpLimiter } from './http/web'
 export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export { isPromise } from './promise'
+// Stores that decide with core's transitions where only web APIs exist (@sluice/cloudflare).
+export { algorithmOf } from './algorithms'
 export type * from './index'

@@ -1,0 +1,94 @@
+/**
+ * Owns DurableObjectStore's options: their documentation and defaults, checked and resolved
+ * once.
+ */
+import { ConfigError, invalidOption } from '@sluice/core/web'
+
+/** An id of a Durable Object (Cloudflare's DurableObjectId). */
+export type DurableObjectIdLike = object
+
+/** What the store calls on an object: one POST per call. */
+export interface DurableObjectStubLike {
+  fetch(input: string, init: { method: string; body: string }): Promise<Response>
+}
+
+/** A Durable Object namespace binding (Cloudflare's DurableObjectNamespace), `env.<binding>`. */
+export interface DurableObjectNamespaceLike {
+  idFromName(name: string): DurableObjectIdLike
+  get(id: DurableObjectIdLike): DurableObjectStubLike
+}
+
+export interface DurableObjectStoreOptions {
+  /**
+   * The namespace of SluiceLimiterObject, from the Worker's `env` (the binding named in
+   * wrangler.toml). Required; `DurableObjectStore.fromEnv(env, name)` names the binding in
+   * the error when it is missing.
+   */
+  namespace: DurableObjectNamespaceLike
+  /**
+   * Objects the keys are spread over (a key, with every policy of its requests, always goes to
+   * the same one, by a stable hash). One object runs one call at a time: more objects, more
+   * decisions per second. Changing it moves keys to other objects, which start them empty.
+   * @default 32
+   */
+  objects?: number
+  /**
+   * First part of every object's name (`<name>:<index>`): limiters with different names share
+   * no state.
+   * @default 'sluice'
+   */
+  name?: string
+  /**
+   * Whose clock decides. `'object'`: the Durable Object's, so Workers in every location agree.
+   * `'client'`: the limiter's clock (tests with a fake clock).
+   * @default 'object'
+   */
+  time?: 'object' | 'client'
+}
+
+export interface DurableObjectSettings {
+  readonly namespace: DurableObjectNamespaceLike
+  readonly objects: number
+  readonly name: string
+  readonly objectTime: boolean
+}
+
+const KNOWN = new Set(['namespace', 'objects', 'name', 'time'])
+
+/** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
+export function resolveDurableObjectOptions(
+  options: DurableObjectStoreOptions,
+  binding = 'namespace',
+): DurableObjectSettings {
+  if (options === null || typeof options !== 'object') {
+    invalidOption('options', options, 'an object')
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN.has(name)) throw new ConfigError(`unknown option \`${name}\` for DurableObjectStore`)
+  }
+  const namespace = options.namespace as Partial<DurableObjectNamespaceLike> | undefined
+  if (
+    namespace === null ||
+    typeof namespace !== 'object' ||
+    typeof namespace.idFromName !== 'function' ||
+    typeof namespace.get !== 'function'
+  ) {
+    throw new ConfigError(
+      `\`${binding}\` must be a Durable Object namespace binding (a [[durable_objects.bindings]] entry in wrangler.toml for class SluiceLimiterObject); got ${namespace === undefined ? 'undefined' : typeof namespace}`,
+    )
+  }
+  const objects = options.objects ?? 32
+  if (!Number.isSafeInteger(objects) || objects < 1) {
+    invalidOption('objects', objects, 'a positive integer')
+  }
+  const name = options.name ?? 'sluice'
+  if (typeof name !== 'string' || name === '') invalidOption('name', name, 'a non-empty string')
+  const time = options.time ?? 'object'
+  if (time !== 'object' && time !== 'client') invalidOption('time', time, "'object' or 'client'")
+  return {
+    namespace: namespace as DurableObjectNamespaceLike,
+    objects,
+    name,
+    objectTime: time === 'object',
+  }
+}

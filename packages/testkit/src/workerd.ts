@@ -1,0 +1,43 @@
+/**
+ * Owns running Workers code in the real workerd runtime through Miniflare: a Worker's entry
+ * bundled by esbuild from the packages' sources for a neutral platform (a Node built-in fails
+ * the build), as wrangler bundles it.
+ */
+import { join } from 'node:path'
+import { build } from 'esbuild'
+
+const PACKAGES = join(__dirname, '..', '..')
+
+/** `@sluice/<name>` (and `@sluice/core/web`) from the sources, as jest maps them. */
+const sources = {
+  name: 'sluice-sources',
+  setup(plugin: {
+    onResolve(
+      options: { filter: RegExp },
+      callback: (args: { path: string }) => { path: string } | undefined,
+    ): void
+  }): void {
+    plugin.onResolve({ filter: /^@sluice\// }, ({ path }) => {
+      if (path === '@sluice/core/web') return { path: join(PACKAGES, 'core/src/web.ts') }
+      const name = /^@sluice\/([a-z-]+)$/.exec(path)?.[1]
+      return name === undefined ? undefined : { path: join(PACKAGES, name, 'src/index.ts') }
+    })
+  },
+}
+
+/** The Worker module at `entry` (a .ts or .js file) as one ES module's text. */
+export async function bundleWorker(entry: string): Promise<string> {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    conditions: ['workerd', 'worker', 'browser'],
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+    plugins: [sources],
+  })
+  return result.outputFiles[0].text
+}
