@@ -186,6 +186,6 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
     toleranceMs: serverTime ? '0' : String(tolerance),
     cache: blockCache,
     maxPolicyScripts: policyScripts,
-    batchSize: client.isCluster ? 1 : batchSize,
+    batchSize: client.isCluster || client.perRequest === true ? 1 : batchSize,
   }
 }

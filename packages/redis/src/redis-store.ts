@@ -5,7 +5,6 @@
  * per-policy scripts: plan.ts; batches: batch.ts; replies: replies.ts.
  */
 import { randomBytes } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
 import type {
   Policy,
   PolicyOutcome,

@@ -19,14 +19,18 @@ const sources = {
   }): void {
     plugin.onResolve({ filter: /^@sluice\// }, ({ path }) => {
       if (path === '@sluice/core/web') return { path: join(PACKAGES, 'core/src/web.ts') }
+      if (path === '@sluice/core/adapter') return { path: join(PACKAGES, 'core/src/adapter.ts') }
       const name = /^@sluice\/([a-z-]+)$/.exec(path)?.[1]
       return name === undefined ? undefined : { path: join(PACKAGES, name, 'src/index.ts') }
     })
   },
 }
 
-/** The Worker module at `entry` (a .ts or .js file) as one ES module's text. */
-export async function bundleWorker(entry: string): Promise<string> {
+/**
+ * The Worker module at `entry` (a .ts or .js file) as one ES module's text. `nodeCompat`: Node
+ * built-ins (`node:*`) are left to the runtime, as wrangler does with the `nodejs_compat` flag.
+ */
+export async function bundleWorker(entry: string, nodeCompat = false): Promise<string> {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -38,6 +42,7 @@ export async function bundleWorker(entry: string): Promise<string> {
     write: false,
     logLevel: 'silent',
     plugins: [sources],
+    external: nodeCompat ? ['node:*'] : [],
   })
   return result.outputFiles[0].text
 }

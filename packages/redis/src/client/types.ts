@@ -15,6 +15,11 @@ export interface ScriptClient {
   readonly library: 'ioredis' | 'node-redis' | '@upstash/redis'
   /** A Cluster: every script touches one slot, and the store sends no batches. */
   readonly isCluster: boolean
+  /**
+   * Every command is sent within the request that made it: no batch across requests (Cloudflare
+   * Workers, where a request waiting on another request's I/O is cancelled as hung).
+   */
+  readonly perRequest?: boolean
   /** EVALSHA sha numkeys ...keys ...args */
   evalsha(...command: string[]): Promise<unknown>
   /** EVAL lua numkeys ...keys ...args */

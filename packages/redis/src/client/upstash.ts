@@ -44,6 +44,15 @@ const MAX_PIPELINE = 64
  */
 const ORDER_WAIT_MS = 1000
 
+/**
+ * Cloudflare Workers (their documented user agent): a request that waits on I/O another request
+ * started is cancelled as hung, so each request's commands go in requests of its own.
+ */
+function onWorkers(): boolean {
+  const agent = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent
+  return agent === 'Cloudflare-Workers'
+}
+
 /** Splits `sha numkeys ...keys ...args` into Upstash's `(sha, keys, args)`. */
 function split(command: readonly string[]): [string, string[], string[]] {
   const end = 2 + Number(command[1])
@@ -71,13 +80,15 @@ function clearError(error: unknown): Error {
  * store's ScriptClient. The commands made in one microtask (a batch, the decisions made
  * together), or while the previous request was in flight, go as one POST to `/pipeline`, never
  * through MULTI: Upstash runs a pipeline's commands in order, and each script is atomic on its
- * own, as on any Redis. One request at a time keeps the order commands were made in. A
+ * own, as on any Redis. One request at a time keeps the order commands were made in (except on
+ * Workers, see onWorkers). A
  * command's Redis error (NOSCRIPT, WRONGTYPE) rejects that command only; a failed request
  * (HTTP error, network, bad token) rejects every command in it.
  */
 export function fromUpstash(client: UpstashLikeClient): ScriptClient {
   const redis = client as unknown as Upstash
   const missing = redis.client?.hasCredentials === false
+  const perRequest = onWorkers()
   const queue: Queued[] = []
   /** The request in flight, settled or given up on after ORDER_WAIT_MS; undefined: none. */
   let inFlight: Promise<void> | undefined
@@ -88,6 +99,10 @@ export function fromUpstash(client: UpstashLikeClient): ScriptClient {
     const batch = queue.splice(0, MAX_PIPELINE)
     if (batch.length === 0) return
     const done = send(batch)
+    if (perRequest) {
+      if (queue.length > 0) flush()
+      return
+    }
     let timer: ReturnType<typeof setTimeout> | undefined
     const current: Promise<void> = Promise.race([
       done,
@@ -150,6 +165,7 @@ export function fromUpstash(client: UpstashLikeClient): ScriptClient {
   return {
     library: '@upstash/redis',
     isCluster: false,
+    perRequest,
     evalsha: (...command) => enqueue((p) => p.evalsha(...split(command))),
     eval: (...command) => enqueue((p) => p.eval(...split(command))),
     del: (keys) => enqueue((p) => p.del(...keys)),
