@@ -3,10 +3,11 @@
  * bundled by esbuild from the packages' sources for a neutral platform (a Node built-in fails
  * the build), as wrangler bundles it.
  */
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { build } from 'esbuild'
 
-const PACKAGES = join(__dirname, '..', '..')
+/** packages/, found from core's real path (this file may run bundled elsewhere: bench/edge.js). */
+const PACKAGES = dirname(dirname(require.resolve('@sluice/core/package.json')))
 
 /** `@sluice/<name>` (and `@sluice/core/web`) from the sources, as jest maps them. */
 const sources = {
