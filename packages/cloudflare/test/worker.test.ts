@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DurableObjectStore } from '@sluice/cloudflare'
 import { ConfigError } from '@sluice/core'
-import { bundleWorker } from '@sluice/testkit'
+import { bundleWorker, workerStatuses } from '@sluice/testkit'
 import { Miniflare, type MiniflareOptions } from 'miniflare'
 
 // The Worker example (examples/cloudflare-worker: @sluice/fetch, 20 a minute per address, in
@@ -54,29 +54,6 @@ function twoWorkers(persist?: string): MiniflareOptions {
   }
 }
 
-async function statuses(mf: Miniflare, worker: string, ip: string, n: number): Promise<number[]> {
-  const edge = (await mf.getWorker(worker)) as unknown as Fetcher
-  const sent = Array.from({ length: n }, () =>
-    edge.fetch('https://example.test/', { headers: { 'cf-connecting-ip': ip } }),
-  )
-  return Promise.all(
-    sent.map((r) =>
-      r.then(async (response) => {
-        await response.text()
-        return response.status
-      }),
-    ),
-  )
-}
-
-/** What the test calls on a Worker (Miniflare's types of it need @cloudflare/workers-types). */
-interface Fetcher {
-  fetch(
-    url: string,
-    init: { headers: Record<string, string> },
-  ): Promise<{ status: number; text(): Promise<string> }>
-}
-
 const count = (list: number[], status: number) => list.filter((s) => s === status).length
 
 test('the example declares the binding the tests use', () => {
@@ -94,13 +71,13 @@ test('two Workers (two isolates) admit exactly the limit of one client between t
   const mf = new Miniflare(twoWorkers())
   try {
     const [a, b] = await Promise.all([
-      statuses(mf, 'edge-a', '203.0.113.7', 30),
-      statuses(mf, 'edge-b', '203.0.113.7', 30),
+      workerStatuses(mf, 'edge-a', '203.0.113.7', 30),
+      workerStatuses(mf, 'edge-b', '203.0.113.7', 30),
     ])
     expect(count([...a, ...b], 200)).toBe(20)
     expect(count([...a, ...b], 429)).toBe(40)
     // Another client has its own 20, in whichever Worker it lands.
-    const other = await statuses(mf, 'edge-b', '198.51.100.1', 25)
+    const other = await workerStatuses(mf, 'edge-b', '198.51.100.1', 25)
     expect([count(other, 200), count(other, 429)]).toEqual([20, 5])
   } finally {
     await mf.dispose()
@@ -112,13 +89,13 @@ test('a restarted runtime on the same storage continues the count exactly', asyn
   dirs.push(persist)
   const first = new Miniflare(twoWorkers(persist))
   try {
-    expect(count(await statuses(first, 'edge-a', '192.0.2.9', 12), 200)).toBe(12)
+    expect(count(await workerStatuses(first, 'edge-a', '192.0.2.9', 12), 200)).toBe(12)
   } finally {
     await first.dispose()
   }
   const second = new Miniflare(twoWorkers(persist))
   try {
-    const after = await statuses(second, 'edge-b', '192.0.2.9', 12)
+    const after = await workerStatuses(second, 'edge-b', '192.0.2.9', 12)
     expect([count(after, 200), count(after, 429)]).toEqual([8, 4])
   } finally {
     await second.dispose()

@@ -1,5 +1,10 @@
 import { join } from 'node:path'
-import { bundleWorker, upstashUnderTest, type UpstashUnderTest } from '@sluice/testkit'
+import {
+  bundleWorker,
+  upstashUnderTest,
+  workerStatuses,
+  type UpstashUnderTest,
+} from '@sluice/testkit'
 import { Miniflare } from 'miniflare'
 
 // RedisStore with the real @upstash/redis client in real workerd (Miniflare, nodejs_compat for
@@ -8,14 +13,6 @@ import { Miniflare } from 'miniflare'
 
 let upstash: UpstashUnderTest
 let mf: Miniflare
-
-/** What the test calls on a Worker (Miniflare's types of it need @cloudflare/workers-types). */
-interface Fetcher {
-  fetch(
-    url: string,
-    init: { headers: Record<string, string> },
-  ): Promise<{ status: number; text(): Promise<string> }>
-}
 
 beforeAll(async () => {
   upstash = await upstashUnderTest()
@@ -40,24 +37,10 @@ afterAll(async () => {
   await upstash?.close()
 })
 
-async function statuses(worker: string, ip: string, n: number): Promise<number[]> {
-  const edge = (await mf.getWorker(worker)) as unknown as Fetcher
-  const sent = Array.from({ length: n }, () =>
-    edge.fetch('https://example.test/', { headers: { 'cf-connecting-ip': ip } }),
-  )
-  return Promise.all(
-    sent.map(async (pending) => {
-      const response = await pending
-      await response.text()
-      return response.status
-    }),
-  )
-}
-
 test('two Workers on one Upstash endpoint admit exactly the limit of one client', async () => {
   const [a, b] = await Promise.all([
-    statuses('edge-a', '203.0.113.7', 30),
-    statuses('edge-b', '203.0.113.7', 30),
+    workerStatuses(mf, 'edge-a', '203.0.113.7', 30),
+    workerStatuses(mf, 'edge-b', '203.0.113.7', 30),
   ])
   const all = [...a, ...b]
   expect([all.filter((s) => s === 200).length, all.filter((s) => s === 429).length]).toEqual([

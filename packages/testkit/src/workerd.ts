@@ -47,3 +47,39 @@ export async function bundleWorker(entry: string, nodeCompat = false): Promise<s
   })
   return result.outputFiles[0].text
 }
+
+/** What a test calls on a Worker of a Miniflare (Miniflare's own types need workers-types). */
+interface WorkerFetcher {
+  fetch(
+    url: string,
+    init: { headers: Record<string, string> },
+  ): Promise<{ status: number; text(): Promise<string> }>
+}
+
+/** A Miniflare's `getWorker`, as the tests use it. */
+interface WorkerHost {
+  getWorker(name: string): Promise<unknown>
+}
+
+/**
+ * `n` requests at once to the Worker `worker`, all from the client address `ip` (as
+ * Cloudflare's `cf-connecting-ip`); their statuses, once every body is read.
+ */
+export async function workerStatuses(
+  mf: WorkerHost,
+  worker: string,
+  ip: string,
+  n: number,
+): Promise<number[]> {
+  const edge = (await mf.getWorker(worker)) as WorkerFetcher
+  const sent = Array.from({ length: n }, () =>
+    edge.fetch('https://example.test/', { headers: { 'cf-connecting-ip': ip } }),
+  )
+  return Promise.all(
+    sent.map(async (pending) => {
+      const response = await pending
+      await response.text()
+      return response.status
+    }),
+  )
+}
