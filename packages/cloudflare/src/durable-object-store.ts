@@ -5,6 +5,7 @@
 import {
   ConfigError,
   StoreError,
+  type BlockCache,
   type Policy,
   type Store,
   type StoreBlock,
@@ -49,6 +50,7 @@ export class DurableObjectStore implements Store {
   private readonly objects: number
   private readonly name: string
   private readonly ids: (DurableObjectIdLike | undefined)[]
+  private readonly cache: BlockCache | undefined
 
   constructor(options: DurableObjectStoreOptions) {
     const settings = resolveDurableObjectOptions(options)
@@ -57,6 +59,7 @@ export class DurableObjectStore implements Store {
     this.name = settings.name
     this.ownClock = settings.objectTime
     this.ids = new Array<DurableObjectIdLike | undefined>(settings.objects)
+    this.cache = settings.cache
   }
 
   /**
@@ -84,8 +87,21 @@ export class DurableObjectStore implements Store {
     }
   }
 
+  /** A cost-1 request of a key known to be over its limit is answered here (blockCache). */
   async consume(request: StoreRequest): Promise<StoreResult> {
-    return { outcomes: await this.call('consume', request) }
+    const cache = this.cache
+    // Reservations are admitted where a plain request is refused: never from the cache.
+    if (cache === undefined || request.cost !== 1 || request.maxDelayMs! > 0) {
+      return { outcomes: await this.call('consume', request) }
+    }
+    const local = this.ownClock ? Date.now() : request.now
+    const signature = signatureOf(request)
+    const cached = cache.get(request.key, signature, local)
+    if (cached !== undefined) return { outcomes: cached }
+    const outcomes = await this.call('consume', request)
+    if (!outcomes[0]?.allowed) cache.remember(request.key, signature, local, outcomes)
+    else if (request.keys !== undefined) cache.forget(request.key)
+    return { outcomes }
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
@@ -93,20 +109,24 @@ export class DurableObjectStore implements Store {
   }
 
   async refund(request: StoreRefund): Promise<void> {
+    this.cache?.forget(request.key)
     await this.call('refund', request)
   }
 
   async penalize(request: StoreRequest): Promise<void> {
+    this.cache?.forget(request.key)
     await this.call('penalize', request)
   }
 
   async block({ key, until, now }: StoreBlock): Promise<void> {
+    this.cache?.forget(key)
     // The object decides on its own clock: the block's length, not its end, is what holds.
     const end = this.ownClock ? Date.now() + (until - now) : until
     await this.call('block', { key, policies: [], cost: 0, now, until: end })
   }
 
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
+    this.cache?.forget(key)
     await this.call('reset', { key, policies, keys, cost: 0, now: 0 })
   }
 
@@ -138,3 +158,9 @@ export class DurableObjectStore implements Store {
 }
 
 type PolicyOutcomes = NonNullable<Answer['outcomes']>
+
+/** Which policies (and rule keys) a cached answer is for: a changed limit asks the object. */
+function signatureOf({ policies, keys }: StoreRequest): string {
+  const limits = policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|')
+  return keys === undefined ? limits : `${limits}\u0000${keys.join('\u0000')}`
+}

@@ -2,7 +2,7 @@
  * Owns DurableObjectStore's options: their documentation and defaults, checked and resolved
  * once.
  */
-import { ConfigError, invalidOption } from '@sluice/core/web'
+import { BlockCache, ConfigError, invalidOption } from '@sluice/core/web'
 
 /** An id of a Durable Object (Cloudflare's DurableObjectId). */
 export type DurableObjectIdLike = object
@@ -44,6 +44,13 @@ export interface DurableObjectStoreOptions {
    * @default 'object'
    */
   time?: 'object' | 'client'
+  /**
+   * Keys known to be over their limit are answered in this isolate, without a subrequest, until
+   * their retry time (`maxKeys`: most keys remembered, least recently used out first). `false`
+   * turns it off.
+   * @default { maxKeys: 10_000 }
+   */
+  blockCache?: { maxKeys?: number } | false
 }
 
 export interface DurableObjectSettings {
@@ -51,9 +58,10 @@ export interface DurableObjectSettings {
   readonly objects: number
   readonly name: string
   readonly objectTime: boolean
+  readonly cache: BlockCache | undefined
 }
 
-const KNOWN = new Set(['namespace', 'objects', 'name', 'time'])
+const KNOWN = new Set(['namespace', 'objects', 'name', 'time', 'blockCache'])
 
 /** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
 export function resolveDurableObjectOptions(
@@ -85,10 +93,19 @@ export function resolveDurableObjectOptions(
   if (typeof name !== 'string' || name === '') invalidOption('name', name, 'a non-empty string')
   const time = options.time ?? 'object'
   if (time !== 'object' && time !== 'client') invalidOption('time', time, "'object' or 'client'")
+  const cache = options.blockCache ?? {}
+  if (cache !== false && (cache === null || typeof cache !== 'object')) {
+    invalidOption('blockCache', cache, 'false or { maxKeys }')
+  }
+  const maxKeys = cache === false ? 0 : (cache.maxKeys ?? 10_000)
+  if (cache !== false && (!Number.isSafeInteger(maxKeys) || maxKeys < 1)) {
+    invalidOption('blockCache.maxKeys', maxKeys, 'a positive integer')
+  }
   return {
     namespace: namespace as DurableObjectNamespaceLike,
     objects,
     name,
     objectTime: time === 'object',
+    cache: cache === false ? undefined : new BlockCache(maxKeys),
   }
 }

@@ -111,3 +111,37 @@ test('a missing namespace binding is a ConfigError naming the binding', () => {
     /`namespace` must be a Durable Object namespace binding/,
   )
 })
+
+test('the block cache answers a key over its limit without a subrequest', async () => {
+  const counting = await bundleWorker(join(__dirname, 'fixtures/counting-worker.ts'))
+  const mf = new Miniflare({
+    modules: true,
+    script: counting,
+    compatibilityDate: wrangler().date,
+    durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
+  })
+  try {
+    const sent = async (path: string) => {
+      const before = Number(await (await mf.dispatchFetch('http://w.test/subrequests')).text())
+      const statuses: number[] = []
+      for (let i = 0; i < 20; i++) {
+        const response = await mf.dispatchFetch(`http://w.test${path}`, {
+          headers: { 'cf-connecting-ip': '192.0.2.44' },
+        })
+        await response.text()
+        statuses.push(response.status)
+      }
+      const after = Number(await (await mf.dispatchFetch('http://w.test/subrequests')).text())
+      return {
+        admitted: count(statuses, 200),
+        refused: count(statuses, 429),
+        calls: after - before,
+      }
+    }
+    // 5 admitted, then the first refusal asks the object; the next 14 are answered here.
+    expect(await sent('/')).toEqual({ admitted: 5, refused: 15, calls: 6 })
+    expect(await sent('/uncached')).toEqual({ admitted: 5, refused: 15, calls: 20 })
+  } finally {
+    await mf.dispose()
+  }
+})

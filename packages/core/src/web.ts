@@ -28,4 +28,5 @@ export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export { isPromise } from './promise'
 // Stores that decide with core's transitions where only web APIs exist (@sluice/cloudflare).
 export { algorithmOf } from './algorithms'
+export { BlockCache } from './store/block-cache'
 export type * from './index'

@@ -3,7 +3,7 @@
  * the settings the store reads.
  */
 import { ConfigError } from '@sluice/core'
-import { BlockCache } from './block-cache'
+import { BlockCache } from '@sluice/core/adapter'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
 import { checkPrefix, describeValue } from './keys'
