@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { DurableObjectStore } from '@sluice/cloudflare'
 import {
   StoreError,
+  createLimiter,
   type Policy,
   type Store,
   type StoreBlock,
@@ -106,3 +107,26 @@ describeStoreConformance(
   },
   { traceRuns: 30 },
 )
+
+test('a key longer than a storage key may be (2 KiB) is counted under its hash', async () => {
+  const script = await bundleWorker(join(__dirname, 'fixtures/store-worker.ts'))
+  const mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: '2025-04-01',
+    durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
+  })
+  try {
+    // The first call starts the object: no timeout to race it.
+    const store = new WorkerStore(mf)
+    const limiter = createLimiter({ limit: 3, window: '1m', store, timeoutMs: 10_000 })
+    const long = 'k'.repeat(3000)
+    const remaining = []
+    for (let i = 0; i < 4; i++) remaining.push((await limiter.consume(long)).remaining)
+    expect(remaining).toEqual([2, 1, 0, 0])
+    // A key that differs only past the first 1024 characters has a count of its own.
+    expect((await limiter.consume(`${long}x`)).remaining).toBe(2)
+  } finally {
+    await mf.dispose()
+  }
+})
