@@ -1,5 +1,5 @@
 'use strict'
-// npm run bench [core|redis|http|instructions|memcached|postgres|hang|local-tier|accuracy|pictures|charts|all]: each part
+// npm run bench [core|redis|http|instructions|memcached|postgres|hang|edge|local-tier|accuracy|pictures|charts|all]: each part
 // runs in its own process. charts comes last: it draws docs/img/bench-*.svg from the JSON the
 // others wrote.
 const { spawnSync } = require('node:child_process')
@@ -14,6 +14,7 @@ const parts = {
   memcached: 'memcached.js',
   postgres: 'postgres.js',
   hang: 'hang.js',
+  edge: 'edge.js',
   'local-tier': 'local-tier.js',
   accuracy: 'accuracy.js',
   pictures: 'pictures.js',

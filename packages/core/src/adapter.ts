@@ -31,3 +31,4 @@ export { checkAliasLimit, checkAliasMs, checkAliasDuration } from './http/alias-
 export { isPromise } from './promise'
 export { SerialQueues } from './store-call/serial'
 export { nameStore, storeName } from './store-call/store-name'
+export { BlockCache } from './store/block-cache'

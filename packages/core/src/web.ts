@@ -29,3 +29,6 @@ export { isPromise } from './promise'
 export { compileTrustProxy, forwardedEntries } from './http/trust'
 export { resetProxyWarnings } from './http/proxy-warnings'
 export type * from './public-types'
+// Stores that decide with core's transitions where only web APIs exist (@sluice/cloudflare).
+export { algorithmOf } from './algorithms'
+export { BlockCache } from './store/block-cache'

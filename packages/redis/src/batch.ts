@@ -2,7 +2,6 @@
  * Owns batching: the consumes of one event-loop turn that share a per-policy script go to
  * Redis as one call of its batch form, decided one after another in the order made.
  */
-import { performance } from 'node:perf_hooks'
 import type { PolicyOutcome, StoreRequest } from '@sluice/core'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'

@@ -9,7 +9,12 @@ nameStore(RedisStore, 'RedisStore')
 
 export { RedisStore }
 export type { RedisStoreOptions, BlockCacheOptions } from './redis-store'
-export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client/types'
+export type {
+  IoredisLikeClient,
+  NodeRedisLikeClient,
+  RedisClientLike,
+  UpstashLikeClient,
+} from './client/types'
 export { SCRIPTS } from './lua'
 /** Short codes the scripts know the algorithms by (core's, the same as in policy ids). */
 export { ALGORITHM_CODES } from '@sluice/core/adapter'

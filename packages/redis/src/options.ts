@@ -3,8 +3,7 @@
  * the settings the store reads.
  */
 import { ConfigError } from '@sluice/core'
-import { checkKnownOptions } from '@sluice/core/adapter'
-import { BlockCache } from './block-cache'
+import { BlockCache, checkKnownOptions } from '@sluice/core/adapter'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
 import { checkPrefix, describeValue } from './keys'
@@ -21,8 +20,9 @@ export interface RedisStoreOptions {
   /**
    * The application's Redis client, from any of these libraries (told apart by their methods,
    * see docs/redis.md): ioredis or iovalkey (`Redis`, standalone or Sentinel, or `Cluster`),
-   * node-redis 5 or 6 (`createClient` or `createCluster`, connected by the caller). The store
-   * does not close it.
+   * node-redis 5 or 6 (`createClient` or `createCluster`, connected by the caller), or
+   * `@upstash/redis` (`new Redis({ url, token })` or `Redis.fromEnv()`, over REST, for edge
+   * runtimes; docs/redis.md, "Upstash"). The store does not close it.
    */
   client: RedisClientLike
   /**
@@ -136,7 +136,7 @@ function checkInteger(value: number, name: string, min: number): void {
 function describeClient(client: unknown): string {
   if (typeof client !== 'object' || client === null) return describeValue(client)
   const name = (client as { constructor?: { name?: unknown } }).constructor?.name
-  return `an object (${typeof name === 'string' && name !== '' ? name : 'no class'}) with neither evalshaBuffer nor evalSha`
+  return `an object (${typeof name === 'string' && name !== '' ? name : 'no class'}) with neither evalshaBuffer, evalSha nor createScript`
 }
 
 /** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
@@ -148,7 +148,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   const client = toScriptClient(options.client)
   if (client === undefined) {
     throw new ConfigError(
-      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, or a node-redis client or cluster; got ${describeClient(options.client)}`,
+      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, a node-redis client or cluster, or an @upstash/redis Redis; got ${describeClient(options.client)}`,
     )
   }
   const time = options.time ?? 'server'
@@ -187,6 +187,6 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
     toleranceMs: serverTime ? '0' : String(tolerance),
     cache: blockCache,
     maxPolicyScripts: policyScripts,
-    batchSize: client.isCluster ? 1 : batchSize,
+    batchSize: client.isCluster || client.perRequest === true ? 1 : batchSize,
   }
 }

@@ -5,7 +5,6 @@
  * per-policy scripts: plan.ts; batches: batch.ts; replies: replies.ts.
  */
 import { randomBytes } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
 import type {
   Policy,
   PolicyOutcome,
@@ -15,8 +14,8 @@ import type {
   StoreRequest,
   StoreResult,
 } from '@sluice/core'
+import type { BlockCache } from '@sluice/core/adapter'
 import { Batcher } from './batch'
-import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import type { FlatKind } from './flat-outcome'

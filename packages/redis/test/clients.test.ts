@@ -67,16 +67,22 @@ async function flushScripts(servers: readonly Redis[]): Promise<void> {
 
 describe('the client option', () => {
   test.each([
-    [{}, 'an object (Object) with neither evalshaBuffer nor evalSha'],
+    [{}, 'an object (Object) with neither evalshaBuffer, evalSha nor createScript'],
     [null, 'null'],
     ['redis://127.0.0.1:6379', '"redis://127.0.0.1:6379"'],
-    [new (class Memcached {})(), 'an object (Memcached) with neither evalshaBuffer nor evalSha'],
-    [{ evalSha: () => undefined }, 'an object (Object) with neither evalshaBuffer nor evalSha'],
+    [
+      new (class Memcached {})(),
+      'an object (Memcached) with neither evalshaBuffer, evalSha nor createScript',
+    ],
+    [
+      { evalSha: () => undefined },
+      'an object (Object) with neither evalshaBuffer, evalSha nor createScript',
+    ],
   ])('%p is refused at creation, naming what was passed', (client, described) => {
     const create = () => new RedisStore({ client: client as unknown as RedisClientLike })
     expect(create).toThrow(ConfigError)
     expect(create).toThrow(
-      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, or a node-redis client or cluster; got ${described}`,
+      `\`client\` must be an ioredis or iovalkey Redis or Cluster client, a node-redis client or cluster, or an @upstash/redis Redis; got ${described}`,
     )
   })
 })

@@ -3,7 +3,13 @@
  */
 import { fromIoredis } from './ioredis'
 import { fromNodeRedis } from './node-redis'
-import type { IoredisLikeClient, NodeRedisLikeClient, ScriptClient } from './types'
+import { fromUpstash } from './upstash'
+import type {
+  IoredisLikeClient,
+  NodeRedisLikeClient,
+  ScriptClient,
+  UpstashLikeClient,
+} from './types'
 
 const has = (value: object, method: string): boolean =>
   typeof (value as Record<string, unknown>)[method] === 'function'
@@ -11,7 +17,8 @@ const has = (value: object, method: string): boolean =>
 /**
  * The adapter for `client`, or undefined when it is none of the accepted clients. ioredis and
  * iovalkey are the clients with `evalshaBuffer`; node-redis, those with `evalSha`, a cluster
- * among them with `getSlotRandomNode`. Methods, not classes: two copies of a library (or a
+ * among them with `getSlotRandomNode`; @upstash/redis, those with `createScript` and `pipeline`
+ * (checked last: ioredis has a `pipeline` too). Methods, not classes: two copies of a library (or a
  * proxy, as node-redis's clients are) still work.
  */
 export function toScriptClient(client: unknown): ScriptClient | undefined {
@@ -21,6 +28,9 @@ export function toScriptClient(client: unknown): ScriptClient | undefined {
   }
   if (has(client, 'evalSha') && has(client, 'eval') && has(client, 'del')) {
     return fromNodeRedis(client as NodeRedisLikeClient, has(client, 'getSlotRandomNode'))
+  }
+  if (has(client, 'createScript') && has(client, 'pipeline') && has(client, 'evalsha')) {
+    return fromUpstash(client as UpstashLikeClient)
   }
   return undefined
 }

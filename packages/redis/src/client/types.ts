@@ -1,6 +1,6 @@
 /**
  * Owns the one interface RedisStore talks to Redis through, whichever library made the client
- * (adapters: ioredis.ts, node-redis.ts; which one: detect.ts), and the shapes of the clients
+ * (adapters: ioredis.ts, node-redis.ts, upstash.ts; which one: detect.ts), and the shapes of the clients
  * it accepts.
  */
 
@@ -12,9 +12,14 @@
  */
 export interface ScriptClient {
   /** The library that made the client, for messages. */
-  readonly library: 'ioredis' | 'node-redis'
+  readonly library: 'ioredis' | 'node-redis' | '@upstash/redis'
   /** A Cluster: every script touches one slot, and the store sends no batches. */
   readonly isCluster: boolean
+  /**
+   * Every command is sent within the request that made it: no batch across requests (Cloudflare
+   * Workers, where a request waiting on another request's I/O is cancelled as hung).
+   */
+  readonly perRequest?: boolean
   /** EVALSHA sha numkeys ...keys ...args */
   evalsha(...command: string[]): Promise<unknown>
   /** EVAL lua numkeys ...keys ...args */
@@ -53,5 +58,16 @@ export interface NodeRedisLikeClient {
   del: Method
 }
 
+/**
+ * An `@upstash/redis` `Redis` REST client (`new Redis({ url, token })`, `Redis.fromEnv()`),
+ * for edge runtimes without TCP. Told apart by `createScript` and `pipeline`.
+ */
+export interface UpstashLikeClient {
+  evalsha: Method
+  eval: Method
+  pipeline: Method
+  createScript: Method
+}
+
 /** A client RedisStore accepts (see RedisStoreOptions.client). */
-export type RedisClientLike = IoredisLikeClient | NodeRedisLikeClient
+export type RedisClientLike = IoredisLikeClient | NodeRedisLikeClient | UpstashLikeClient

@@ -1,7 +1,8 @@
 /**
- * Owns the block cache: keys Redis refused recently, answered in-process until their retry time.
+ * Owns the block cache: keys a shared store refused recently, answered in-process until their
+ * retry time (RedisStore, DurableObjectStore).
  */
-import type { PolicyOutcome } from '@sluice/core'
+import type { PolicyOutcome } from '../policy'
 
 interface Blocked {
   /** Which policies (ids, limits, bursts) the outcomes are for. */
