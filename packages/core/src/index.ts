@@ -114,3 +114,17 @@ export type {
 } from './rules'
 export { prometheusMetrics } from './metrics/prometheus'
 export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'
+export { openTelemetryMetrics } from './metrics/opentelemetry'
+export type { OpenTelemetryMetrics, OpenTelemetryMetricsOptions } from './metrics/opentelemetry'
+export type {
+  OtelMeter,
+  OtelTracer,
+  OtelAttributes,
+  OtelCounter,
+  OtelHistogram,
+  OtelObservable,
+  OtelObservableResult,
+  OtelInstrumentOptions,
+  OtelSpan,
+} from './metrics/otel-types'
+export type { HttpGauges, WatchSource } from './metrics/watched'

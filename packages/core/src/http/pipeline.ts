@@ -138,12 +138,14 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     // queue: the client leaving while its request is held aborts the wait (the slot goes back).
     const held = r.maxWaitMs === undefined ? undefined : holdSignal(res)
     let counted: Counted | undefined
+    if (held !== undefined) r.holds.waiting++
     try {
       counted = await this.count(req, key, units, held, closed)
     } catch (error) {
       if (held?.signal.aborted) return r.rejections.aborted(key)
       throw error
     } finally {
+      if (held !== undefined) r.holds.waiting--
       held?.release()
     }
     return counted === undefined ? PASS : this.conclude(req, res, counted)
@@ -295,6 +297,11 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
       rulesLimiter,
       store: resolved.store,
       close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
+      gauges: () => ({
+        held: resolved.holds.active,
+        waiting: resolved.holds.waiting,
+        slotsInFlight: 0,
+      }),
     }
   }
 }

@@ -8,6 +8,7 @@ import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { Duration } from '../duration'
 import type { DecisionHook } from '../events'
+import type { HttpGauges } from '../metrics/watched'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesSource } from '../rules/limiter'
 import type { LimitOptions, StoreErrorMode, ThrottleMode } from '../options'
@@ -251,6 +252,8 @@ export interface HttpLimiter<Req, Res extends ResponseLike = ServerResponse> {
    * RuleSet passed in stays open (it is the caller's). Idempotent; the store is not closed.
    */
   close(): void
+  /** Requests held, waiting and holding concurrency slots right now: what `metrics.watch` reads. */
+  gauges(): HttpGauges
 }
 
 export const HTTP_OPTION_NAMES: readonly string[] = [

@@ -1,0 +1,105 @@
+/**
+ * Owns what a recorder's `watch(name, source)` reads at collection time: a store's breaker and
+ * calls in flight, a local tier's leases and store calls, an HTTP limiter's held and waiting
+ * requests and concurrency slots. One list per recorder; labels are the names given to watch,
+ * never keys, so cardinality is what the application chose.
+ */
+import { ConfigError } from '../errors'
+import { storeHealth } from '../store-call/health'
+import type { LocalTierStats } from '../tier/local-tier'
+import { BREAKER_STATE_VALUE, type WatchedMetric } from './names'
+
+/** What an HTTP limiter reports of the requests it is holding right now. */
+export interface HttpGauges {
+  /** Admitted requests held for their shaping delay (leaky-bucket `delayMs`). */
+  readonly held: number
+  /** Requests waiting for their turn (`queue`, `maxWaitMs`). */
+  readonly waiting: number
+  /** Concurrency slots held by requests of this process. */
+  readonly slotsInFlight: number
+}
+
+/**
+ * What `watch` accepts: a Store (its breaker), a local tier (its leases too), a Limiter or an
+ * adapter's HTTP limiter (their store; the HTTP limiter's held and waiting requests too).
+ */
+export type WatchSource =
+  object | { readonly store: object } | { readonly store: object; gauges(): HttpGauges }
+
+/** One value read from a watched source, with its extra labels. */
+export interface Reading {
+  readonly metric: WatchedMetric
+  readonly value: number
+  readonly labels?: Readonly<Record<string, string>>
+}
+
+function hasStats(source: object): source is { stats(): LocalTierStats } {
+  return typeof (source as { stats?: unknown }).stats === 'function'
+}
+
+function hasGauges(source: object): source is { gauges(): HttpGauges } {
+  return typeof (source as { gauges?: unknown }).gauges === 'function'
+}
+
+/** The store behind a source: the source itself, or its `store`. */
+function storeOf(source: object): object {
+  const store = (source as { store?: unknown }).store
+  return typeof store === 'object' && store !== null && hasStats(source) === false ? store : source
+}
+
+/** Every reading of one source now (nothing for a store no limiter has used yet). */
+export function readSource(source: object): Reading[] {
+  const readings: Reading[] = []
+  const store = storeOf(source)
+  const health = storeHealth(store)
+  if (health !== undefined) {
+    readings.push({ metric: 'breakerState', value: BREAKER_STATE_VALUE[health.state] })
+    readings.push({ metric: 'storeCallsInFlight', value: health.inFlight })
+  }
+  if (hasStats(store)) {
+    const stats = store.stats()
+    readings.push({ metric: 'tierLeasedUnits', value: stats.heldUnits })
+    readings.push({
+      metric: 'tierStoreCalls',
+      value: stats.storeConsumes,
+      labels: { call: 'consume' },
+    })
+    readings.push({
+      metric: 'tierStoreCalls',
+      value: stats.storeRefunds,
+      labels: { call: 'refund' },
+    })
+    readings.push({ metric: 'tierLeasedDecisions', value: stats.leasedDecisions })
+  }
+  if (hasGauges(source)) {
+    const gauges = source.gauges()
+    readings.push({ metric: 'requestsHeld', value: gauges.held })
+    readings.push({ metric: 'requestsWaiting', value: gauges.waiting })
+    readings.push({ metric: 'slotsInFlight', value: gauges.slotsInFlight })
+  }
+  return readings
+}
+
+/** The sources of one recorder, by the name each was watched under. */
+export class WatchList {
+  private readonly sources = new Map<string, object>()
+
+  add(name: unknown, source: unknown): void {
+    if (typeof name !== 'string' || name === '') {
+      throw new ConfigError(
+        `watch(name, source): \`name\` must be a non-empty string; got ${String(name)}`,
+      )
+    }
+    if (typeof source !== 'object' || source === null) {
+      throw new ConfigError(
+        `watch(${JSON.stringify(name)}, source): \`source\` must be a store, a local tier, a limiter or an HTTP limiter; got ${String(source)}`,
+      )
+    }
+    this.sources.set(name, source)
+  }
+
+  /** Calls `observe` with every reading of every source, labelled by its name. */
+  read(observe: (reading: Reading, name: string) => void): void {
+    for (const [name, source] of this.sources) for (const r of readSource(source)) observe(r, name)
+  }
+}
