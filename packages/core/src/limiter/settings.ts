@@ -16,6 +16,8 @@ import type { Policy } from '../policy'
 import type { Store } from '../store/types'
 import type { StoreProtection } from '../store-call/guard'
 import { resolveThrottle } from '../throttle'
+import { RefusedKeys, resolveTopRefused } from '../metrics/top-refused'
+import type { StoreLogger } from '../store-call/health'
 import { checkStoreErrorMode, describeMode } from './checks'
 import { resolveStoreSettings } from './store-settings'
 
@@ -33,6 +35,7 @@ const KNOWN_OPTIONS = [
   'breaker',
   'maxInFlight',
   'logger',
+  'topRefused',
 ]
 
 /** A limiter's options, checked and defaulted. */
@@ -55,6 +58,8 @@ export interface LimiterSettings {
   readonly report: DecisionReporter | undefined
   /** `throttle` unset or 'hard'. */
   readonly hard: boolean
+  /** The `topRefused` summary; undefined when off. */
+  readonly refused: RefusedKeys | undefined
 }
 
 export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings {
@@ -80,6 +85,7 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
   const pickPolicies = resolveThrottle(options.throttle, policies)
   const shadow = options.shadow ?? false
   if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
+  const refused = refusedKeysFor(options.topRefused, clock, guard, options.logger)
   return {
     policies,
     store,
@@ -91,8 +97,23 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
     undoLate,
     shadow,
     onDecision,
-    observed: shadow || onDecision !== undefined,
+    observed: shadow || onDecision !== undefined || refused !== undefined,
     report,
     hard: options.throttle === undefined || options.throttle === 'hard',
+    refused,
   }
+}
+
+/** The `topRefused` summary, named in the store's outage lines; undefined when off. */
+function refusedKeysFor(
+  option: unknown,
+  clock: Clock,
+  guard: StoreProtection['guard'],
+  logger: StoreLogger | undefined,
+): RefusedKeys | undefined {
+  const settings = resolveTopRefused(option)
+  if (settings === undefined) return undefined
+  const refused = new RefusedKeys(settings, clock, logger ?? console)
+  guard?.health.noteRefused(refused)
+  return refused
 }

@@ -58,6 +58,11 @@ export const WATCHED = {
     'Decisions the local tier answered from a lease, with no store call',
     [],
   ],
+  topRefused: [
+    'top_refused',
+    'Refusals of the keys a limiter refused most in its recent interval (topRefused; keys as its reveal option shows them)',
+    ['key'],
+  ],
 } as const
 
 export type WatchedMetric = keyof typeof WATCHED

@@ -6,6 +6,7 @@
  */
 import { ConfigError } from '../errors'
 import { storeHealth } from '../store-call/health'
+import { refusedKeysOf } from './top-refused'
 import type { LocalTierStats } from '../tier/local-tier'
 import { BREAKER_STATE_VALUE, type WatchedMetric } from './names'
 
@@ -70,6 +71,13 @@ export function readSource(source: object): Reading[] {
       labels: { call: 'refund' },
     })
     readings.push({ metric: 'tierLeasedDecisions', value: stats.leasedDecisions })
+  }
+  const refused =
+    refusedKeysOf(source) ?? refusedKeysOf((source as { limiter?: object }).limiter ?? source)
+  if (refused !== undefined) {
+    for (const { key, count } of refused.shown(refused.settings.exported)) {
+      readings.push({ metric: 'topRefused', value: count, labels: { key } })
+    }
   }
   if (hasGauges(source)) {
     const gauges = source.gauges()
