@@ -19,6 +19,7 @@ import { createWait } from './limiter/wait'
 import { inProcessDecide } from './limiter/in-process'
 import { registerRefusedKeys, type RefusedKey } from './metrics/top-refused'
 import { topRefusedOf } from './limiter/top-refused'
+import { withConcurrency } from './concurrency/limiter'
 
 export { boundedStoreCall, toStoreError }
 export {
@@ -234,7 +235,8 @@ export function buildLimiter(options: LimiterOptions): {
     }
     return consumeChecked(key, cost)
   }
-  return { limiter, consumeDirect }
+  if (settings.concurrency === undefined) return { limiter, consumeDirect }
+  return withConcurrency(limiter, { ...settings, gate: settings.concurrency, storeKey })
 }
 
 /** What `consume(key, { cost })` decides: at once when the store is in-process, else its promise. */

@@ -2,6 +2,7 @@
  * Owns createLimiter's option types and turning limit options into policies.
  */
 import type { TopRefusedOptions } from './metrics/top-refused'
+import type { ConcurrencyLimit } from './concurrency/policy'
 import type { BreakerOptions, StoreLogger } from './store-call/health'
 import type { Clock } from './clock'
 import type { Decision } from './decision'
@@ -165,6 +166,13 @@ export interface LimiterOptions extends Partial<LimitOptions> {
    * @default false
    */
   topRefused?: TopRefusedOptions | boolean
+  /**
+   * Requests of one key in flight at once, beside the rate limits (all or nothing with them):
+   * `5`, or `{ concurrency: 5, leaseMs, maxWaitMs, maxWaiting, name }`. An admitted decision
+   * carries its `slot`, to release when the request ends. See docs/concurrency.md.
+   * @default undefined (no concurrency limit)
+   */
+  concurrency?: number | ConcurrencyLimit
   /**
    * Called after every `consume` with what was decided (key, policy name, allowed, remaining,
    * shadow, store latency, fallback). Metrics plug in here: `onDecision: prometheusMetrics()`.

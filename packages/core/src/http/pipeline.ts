@@ -13,6 +13,8 @@ import { isPromise } from '../promise'
 import type { RulesDecision } from '../rules/limiter'
 import { responseTimes, type HeaderList } from './headers'
 import { keyFromResult } from './key-result'
+import { releaseOnClose } from './slots'
+import { gateOf } from '../concurrency/limiter'
 import { boundKey, type RequestLike } from './keys'
 import { resolveHttpOptions, type ResolvedHttp, type RulesLimiterFactory } from './resolve'
 import type {
@@ -193,6 +195,7 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
   private conclude(req: Req, res: Res, counted: Counted): Awaitable<HttpVerdict> {
     const r = this.r
     const { key, decision } = counted
+    if (decision.slot !== undefined) releaseOnClose(res, decision.slot)
     // The instant the limiter decided at: exact for refunds, and no second clock read.
     const times = responseTimes(decision, decision.at, r.resetStyle)
     const headers = r.writeHeaders(decision, times)
@@ -300,7 +303,7 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
       gauges: () => ({
         held: resolved.holds.active,
         waiting: resolved.holds.waiting,
-        slotsInFlight: 0,
+        slotsInFlight: gateOf(resolved.fixed)?.held ?? 0,
       }),
     }
   }

@@ -9,6 +9,7 @@ import type { Decision } from '../decision'
 import type { Duration } from '../duration'
 import type { DecisionHook } from '../events'
 import type { HttpGauges } from '../metrics/watched'
+import type { ConcurrencyLimit } from '../concurrency/policy'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesSource } from '../rules/limiter'
 import type { LimitOptions, StoreErrorMode, ThrottleMode } from '../options'
@@ -143,6 +144,13 @@ export interface HttpLimitOptions<Req = HttpRequestLike, Res = ServerResponse> {
    * @default undefined
    */
   onDecision?: DecisionHook
+  /**
+   * Requests of one key in flight at once (`5` or `{ concurrency, leaseMs, maxWaitMs, ... }`),
+   * beside the rate limits; the slot is released when the response finishes, fails or the
+   * client leaves. See docs/concurrency.md.
+   * @default undefined
+   */
+  concurrency?: number | ConcurrencyLimit
   /**
    * Limits from rules (docs/rules.md) instead of `limit`/`limits`: a file path (loaded now,
    * watched and hot-reloaded), a rules object, a RuleSet (`loadRules`) or a RulesWatcher
@@ -291,6 +299,7 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'maxInFlight',
   'logger',
   'onDecision',
+  'concurrency',
   'rules',
   'descriptors',
   'queue',

@@ -7,6 +7,7 @@
 import { ConfigError } from '../errors'
 import { storeHealth } from '../store-call/health'
 import { refusedKeysOf } from './top-refused'
+import { gateOf } from '../concurrency/limiter'
 import type { LocalTierStats } from '../tier/local-tier'
 import { BREAKER_STATE_VALUE, type WatchedMetric } from './names'
 
@@ -79,6 +80,8 @@ export function readSource(source: object): Reading[] {
       readings.push({ metric: 'topRefused', value: count, labels: { key } })
     }
   }
+  const gate = gateOf(source)
+  if (gate !== undefined) readings.push({ metric: 'slotsInFlight', value: gate.held })
   if (hasGauges(source)) {
     const gauges = source.gauges()
     readings.push({ metric: 'requestsHeld', value: gauges.held })
