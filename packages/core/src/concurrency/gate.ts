@@ -141,28 +141,26 @@ export class ConcurrencyGate {
       void this.send(() => this.slots.renew(this.at(request)))
     }, request.leaseMs / 3)
     renewal.unref?.()
-    const gate = this
+    const release = (): Promise<void> => {
+      if (released) {
+        this.ignoredReleases++
+        return Promise.resolve()
+      }
+      released = true
+      clearInterval(renewal)
+      this.held--
+      // `always`: a slot is given back even while the breaker is open (else it waits for its lease).
+      return this.send(() => this.slots.release(this.at(request)), true).then((held) => {
+        if (held === false) this.ignoredReleases++
+        // Wake after the store has it back: the head then finds the slot free.
+        this.queues.get(request.key)?.[0]?.wake()
+      })
+    }
     return {
       get released() {
         return released
       },
-      release(): Promise<void> {
-        if (released) {
-          gate.ignoredReleases++
-          return Promise.resolve()
-        }
-        released = true
-        clearInterval(renewal)
-        gate.held--
-        // `always`: a slot is given back even while the breaker is open (else it waits for its lease).
-        return gate
-          .send(() => gate.slots.release(gate.at(request)), true)
-          .then((held) => {
-            if (held === false) gate.ignoredReleases++
-            // Wake after the store has it back: the head then finds the slot free.
-            gate.queues.get(request.key)?.[0]?.wake()
-          })
-      },
+      release,
     }
   }
 }
