@@ -128,3 +128,7 @@ export type {
   OtelSpan,
 } from './metrics/otel-types'
 export type { HttpGauges, WatchSource } from './metrics/watched'
+export type { TopRefusedOptions, RefusedKey, KeyReveal } from './metrics/top-refused'
+export type { ConcurrencyLimit, ConcurrencyPolicy } from './concurrency/policy'
+export type { SlotLease } from './concurrency/gate'
+export type { SlotStore, SlotRequest, SlotReply } from './concurrency/slots'

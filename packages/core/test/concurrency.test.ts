@@ -194,13 +194,23 @@ describe('concurrency limits (memory store)', () => {
   test('IETF headers: quota unit concurrent-requests, remaining = free slots', async () => {
     const limiter = createLimiter({ limit: 10, window: '1m', concurrency: 3, clock: () => 0 })
     const d = await limiter.consume('k')
-    const times = responseTimes(d, d.at, 'seconds')
-    const draft8 = createHeaderWriter({ legacy: false, standard: 'draft-8', retryAfter: true })
+    const times = responseTimes(d, d.at, 'delta')
+    const draft8 = createHeaderWriter({
+      legacy: false,
+      standard: 'draft-8',
+      resetStyle: 'delta',
+      retryAfter: true,
+    })
     expect(Object.fromEntries(draft8(d, times))).toEqual({
       'RateLimit-Policy': '"10-per-1m";q=10;w=60, "3-concurrent";q=3;qu="concurrent-requests"',
       RateLimit: '"10-per-1m";r=9;t=60, "3-concurrent";r=2',
     })
-    const draft6 = createHeaderWriter({ legacy: false, standard: 'draft-6', retryAfter: true })
+    const draft6 = createHeaderWriter({
+      legacy: false,
+      standard: 'draft-6',
+      resetStyle: 'delta',
+      retryAfter: true,
+    })
     expect(draft6(d, times)[0]).toEqual(['RateLimit-Policy', '10;w=60, 3;qu="concurrent-requests"'])
   })
 
