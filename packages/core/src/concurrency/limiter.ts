@@ -7,7 +7,7 @@ import type { DirectConsume, Limiter } from '../create-limiter'
 import type { Decision, PolicyDecision } from '../decision'
 import { checkCost } from '../limiter/checks'
 import { degradedDecision } from '../limiter/decisions'
-import type { RefusedKeys } from '../metrics/top-refused'
+import { registerRefusedKeys, type RefusedKeys } from '../metrics/top-refused'
 import type { ConsumeOptions, StoreErrorMode } from '../options'
 import type { Policy } from '../policy'
 import { toStoreError, type StoreGuard } from '../store-call/bounded'
@@ -134,6 +134,7 @@ export function withConcurrency(
 
   const wrapped: Limiter = { ...limiter, consume }
   gates.set(wrapped, gate)
+  if (c.refused !== undefined) registerRefusedKeys(wrapped, c.refused)
   return {
     limiter: wrapped,
     consumeDirect: (key, cost) => consume(key, { cost }),

@@ -15,6 +15,7 @@ import { responseTimes, type HeaderList } from './headers'
 import { keyFromResult } from './key-result'
 import { releaseOnClose } from './slots'
 import { gateOf } from '../concurrency/limiter'
+import { watchHttp } from '../metrics/watched'
 import { boundKey, type RequestLike } from './keys'
 import { resolveHttpOptions, type ResolvedHttp, type RulesLimiterFactory } from './resolve'
 import type {
@@ -293,7 +294,7 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
       }
     }
     const rulesLimiter = resolved.rules?.limiter
-    return {
+    const httpLimiter: HttpLimiter<Req, Res> = {
       decide,
       decideNow,
       limiter: resolved.fixed,
@@ -306,5 +307,7 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
         slotsInFlight: gateOf(resolved.fixed)?.held ?? 0,
       }),
     }
+    watchHttp(options.onDecision, defaults.framework, httpLimiter)
+    return httpLimiter
   }
 }

@@ -26,7 +26,7 @@ import type {
   OtelMeter,
   OtelTracer,
 } from './otel-types'
-import { WatchList, type WatchSource } from './watched'
+import { registerWatchList, WatchList, type WatchSource } from './watched'
 
 export interface OpenTelemetryMetricsOptions {
   /**
@@ -211,6 +211,7 @@ export function openTelemetryMetrics(
       failed(error)
     }
   }
+  registerWatchList(record, watched)
   const metrics: OpenTelemetryMetrics = Object.assign(record, {
     meter,
     watch(name: string, source: WatchSource): OpenTelemetryMetrics {

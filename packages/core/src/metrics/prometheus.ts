@@ -17,7 +17,7 @@ import {
   type DecisionCounter,
   type WatchedMetric,
 } from './names'
-import { WatchList, type WatchSource } from './watched'
+import { registerWatchList, WatchList, type WatchSource } from './watched'
 
 export interface PrometheusMetricsOptions {
   /**
@@ -187,6 +187,7 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
     metrics.latency.observe(event.storeLatencyMs / 1000)
     for (const counter of countersOf(event, ratio)) metrics[counter].inc()
   }
+  registerWatchList(record, watched)
   const metrics: PrometheusMetrics = Object.assign(record, {
     registry,
     watch(name: string, source: WatchSource): PrometheusMetrics {

@@ -28,6 +28,22 @@ export interface HttpGauges {
 export type WatchSource =
   object | { readonly store: object } | { readonly store: object; gauges(): HttpGauges }
 
+/** Each recorder's watch list, so an adapter's pipeline can add itself (see watchHttp). */
+const lists = new WeakMap<object, WatchList>()
+
+export function registerWatchList(recorder: object, list: WatchList): void {
+  lists.set(recorder, list)
+}
+
+/**
+ * An adapter's HTTP limiter whose `onDecision` is a Sluice recorder is watched by it, under the
+ * framework's name (`express`, `express-2`, ...): its held and waiting requests and slots.
+ */
+export function watchHttp(hook: unknown, framework: string, limiter: object): void {
+  const list = typeof hook === 'function' ? lists.get(hook) : undefined
+  list?.addUnique(framework.toLowerCase().replace(/[^a-z0-9]+/g, '-'), limiter)
+}
+
 /** One value read from a watched source, with its extra labels. */
 export interface Reading {
   readonly metric: WatchedMetric
@@ -93,7 +109,10 @@ export function readSource(source: object): Reading[] {
 
 /** The sources of one recorder, by the name each was watched under. */
 export class WatchList {
-  private readonly sources = new Map<string, object>()
+  /** Held weakly: a source the application drops leaves the metrics with it. */
+  private readonly sources = new Map<string, WeakRef<object>>()
+  /** Names given by `watchAs` so far, per base name. */
+  private readonly taken = new Map<string, number>()
 
   add(name: unknown, source: unknown): void {
     if (typeof name !== 'string' || name === '') {
@@ -106,11 +125,22 @@ export class WatchList {
         `watch(${JSON.stringify(name)}, source): \`source\` must be a store, a local tier, a limiter or an HTTP limiter; got ${String(source)}`,
       )
     }
-    this.sources.set(name, source)
+    this.sources.set(name, new WeakRef(source))
+  }
+
+  /** Watches `source` under `base`, or `base-2`, `base-3`... when `base` is taken already. */
+  addUnique(base: string, source: object): void {
+    const n = (this.taken.get(base) ?? 0) + 1
+    this.taken.set(base, n)
+    this.add(n === 1 ? base : `${base}-${n}`, source)
   }
 
   /** Calls `observe` with every reading of every source, labelled by its name. */
   read(observe: (reading: Reading, name: string) => void): void {
-    for (const [name, source] of this.sources) for (const r of readSource(source)) observe(r, name)
+    for (const [name, ref] of this.sources) {
+      const source = ref.deref()
+      if (source === undefined) this.sources.delete(name)
+      else for (const r of readSource(source)) observe(r, name)
+    }
   }
 }
