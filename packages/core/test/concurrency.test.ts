@@ -1,5 +1,6 @@
 import {
   createLimiter,
+  localTier,
   MemoryStore,
   type Decision,
   type Store,
@@ -189,6 +190,27 @@ describe('concurrency limits (memory store)', () => {
     await sleep(10)
     expect(await inner.slots.count('k', Date.now())).toBe(0)
     expect(gateOf(limiter)!.held).toBe(0)
+  })
+
+  test('a local tier passes slots to its shared store; slot decisions reach onDecision', async () => {
+    const shared = new MemoryStore()
+    const tier = localTier(shared)
+    const events: [string, boolean][] = []
+    const limiter = createLimiter({
+      concurrency: 1,
+      store: tier,
+      onDecision: (e) => void events.push([e.policy, e.allowed]),
+    })
+    const held = await limiter.consume('k')
+    expect((await limiter.consume('k')).allowed).toBe(false)
+    expect(await shared.slots.count('k', Date.now())).toBe(1)
+    await held.slot!.release()
+    expect(await shared.slots.count('k', Date.now())).toBe(0)
+    expect(events).toEqual([
+      ['1-concurrent', true],
+      ['1-concurrent', false],
+    ])
+    await tier.close()
   })
 
   test('IETF headers: quota unit concurrent-requests, remaining = free slots', async () => {

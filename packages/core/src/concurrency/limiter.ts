@@ -10,6 +10,7 @@ import { degradedDecision } from '../limiter/decisions'
 import { registerRefusedKeys, type RefusedKeys } from '../metrics/top-refused'
 import type { ConsumeOptions, StoreErrorMode } from '../options'
 import type { Policy } from '../policy'
+import type { DecisionReporter } from '../events'
 import { toStoreError, type StoreGuard } from '../store-call/bounded'
 import type { ConcurrencyGate, SlotAttempt, SlotLease } from './gate'
 
@@ -33,6 +34,8 @@ export interface ConcurrencyContext {
   readonly guard: StoreGuard | undefined
   readonly clock: () => number
   readonly refused: RefusedKeys | undefined
+  /** The onDecision reporter; undefined without a hook. */
+  readonly report: DecisionReporter | undefined
 }
 
 function slotOutcome(gate: ConcurrencyGate, attempt: SlotAttempt): PolicyDecision {
@@ -92,11 +95,23 @@ export function withConcurrency(
     const storeError = toStoreError(error)
     c.guard?.health.answeredWithoutStore()
     const mode = c.onStoreError
-    if (mode === 'throw') throw storeError
-    if (mode === 'allow' || mode === 'deny') {
-      return degradedDecision([...c.policies, gate.policy], mode === 'allow', c.clock())
+    let decision: Decision | undefined
+    try {
+      if (mode === 'throw') throw storeError
+      decision =
+        mode === 'allow' || mode === 'deny'
+          ? degradedDecision([...c.policies, gate.policy], mode === 'allow', c.clock())
+          : { ...(await mode.consume(key, { cost })), degraded: true }
+      return decision
+    } finally {
+      c.report?.(key, gate.policy, decision, false, cost, 0, decision !== undefined, storeError)
     }
-    return { ...(await mode.consume(key, { cost })), degraded: true }
+  }
+
+  /** The event of a decision the slot made alone (the rate limits' own events come from them). */
+  function reported(key: string, cost: number, decision: Decision): Decision {
+    c.report?.(key, gate.policy, decision, false, cost, 0, false, undefined)
+    return decision
   }
 
   async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
@@ -112,14 +127,16 @@ export function withConcurrency(
     const lease = attempt.lease
     if (lease === undefined) {
       c.refused?.add(key)
-      if (!rated) return slotDecision(slot, c.clock(), undefined)
+      if (!rated) return reported(key, cost, slotDecision(slot, c.clock(), undefined))
       // Read (not take) the rate state, so the headers list every policy as usual.
       const rate = await limiter.peek(key).catch(() => undefined)
-      return rate === undefined
-        ? slotDecision(slot, c.clock(), undefined)
-        : merged(rate, slot, undefined)
+      const refusal =
+        rate === undefined
+          ? slotDecision(slot, c.clock(), undefined)
+          : merged(rate, slot, undefined)
+      return reported(key, cost, refusal)
     }
-    if (!rated) return slotDecision(slot, c.clock(), lease)
+    if (!rated) return reported(key, cost, slotDecision(slot, c.clock(), lease))
     let rate: Decision
     try {
       rate = await rateConsume(key, { cost })
