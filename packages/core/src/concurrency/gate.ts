@@ -29,8 +29,19 @@ export interface SlotAttempt {
 const POLL_MS = 25
 
 let holders = 0
-/** Random per process: holders of different processes never collide in a shared store. */
-const processId = globalThis.crypto.randomUUID().slice(0, 13)
+let processId: string | undefined
+
+/** Random per process, made on first use: holders of different processes never collide. */
+function holderPrefix(): string {
+  if (processId === undefined) {
+    const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto
+    processId =
+      crypto?.randomUUID !== undefined
+        ? crypto.randomUUID().slice(0, 13)
+        : `${Math.random().toString(36).slice(2, 10)}${Date.now().toString(36)}`
+  }
+  return processId
+}
 
 interface Waiter {
   readonly wake: () => void
@@ -103,7 +114,7 @@ export class ConcurrencyGate {
   private async tryAcquire(key: string): Promise<SlotAttempt> {
     const request: SlotRequest = {
       key,
-      holder: `${processId}:${++holders}`,
+      holder: `${holderPrefix()}:${++holders}`,
       limit: this.policy.limit,
       leaseMs: this.policy.leaseMs,
       now: this.clock(),
