@@ -2,10 +2,12 @@ import {
   createLimiter,
   localTier,
   MemoryStore,
+  prometheusMetrics,
   type Decision,
   type Store,
   type StoreRequest,
 } from '@sluice/core'
+import { Registry } from 'prom-client'
 import { createHeaderWriter, responseTimes } from '../src/http/headers'
 import type { SlotReply, SlotRequest } from '../src/concurrency/slots'
 import { gateOf } from '../src/concurrency/limiter'
@@ -148,6 +150,12 @@ describe('concurrency limits (memory store)', () => {
     const third = limiter.consume('k').then((d) => (order.push('third'), d))
     await sleep(5)
     expect(gate.waiting).toBe(2)
+    // What a recorder reads of it now: 1 slot held, 2 waiting.
+    const registry = new Registry()
+    prometheusMetrics({ registry }).watch('uploads', limiter)
+    const text = await registry.metrics()
+    expect(text).toContain('sluice_concurrency_slots_in_flight{name="uploads"} 1')
+    expect(text).toContain('sluice_requests_waiting{name="uploads"} 2')
     expect((await limiter.consume('k')).allowed).toBe(false) // the queue is full: at once
     await first.slot!.release()
     const got = await second

@@ -303,7 +303,7 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
       close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
       gauges: () => ({
         held: resolved.holds.active,
-        waiting: resolved.holds.waiting,
+        waiting: resolved.holds.waiting + (gateOf(resolved.fixed)?.waiting ?? 0),
         slotsInFlight: gateOf(resolved.fixed)?.held ?? 0,
       }),
     }

@@ -97,7 +97,10 @@ export function readSource(source: object): Reading[] {
     }
   }
   const gate = gateOf(source)
-  if (gate !== undefined) readings.push({ metric: 'slotsInFlight', value: gate.held })
+  if (gate !== undefined) {
+    readings.push({ metric: 'slotsInFlight', value: gate.held })
+    readings.push({ metric: 'requestsWaiting', value: gate.waiting })
+  }
   if (hasGauges(source)) {
     const gauges = source.gauges()
     readings.push({ metric: 'requestsHeld', value: gauges.held })
