@@ -3,8 +3,7 @@
  * `prometheusMetrics` through an OpenTelemetry meter (@opentelemetry/api, an optional peer loaded
  * on first use), and, when asked, one span per store call.
  */
-import { createRequire } from 'node:module'
-import { ConfigError, invalidOption } from '../errors'
+import { invalidOption } from '../errors'
 import { sluiceWarning, type DecisionEvent } from '../events'
 import type { StoreLogger } from '../store-call/health'
 import {
@@ -26,6 +25,7 @@ import type {
   OtelMeter,
   OtelTracer,
 } from './otel-types'
+import { optionalPeer } from './optional-peer'
 import { registerWatchList, WatchList, type WatchSource } from './watched'
 
 export interface OpenTelemetryMetricsOptions {
@@ -76,22 +76,11 @@ export interface OpenTelemetryMetrics {
   watch(name: string, source: WatchSource): OpenTelemetryMetrics
 }
 
-let otelApi: OtelApi | undefined
-
 /** @opentelemetry/api is an optional peer: loaded only when a default meter or tracer is needed. */
-function loadOtelApi(): OtelApi {
-  if (otelApi === undefined) {
-    try {
-      otelApi = createRequire(__filename)('@opentelemetry/api') as OtelApi
-    } catch (error) {
-      throw new ConfigError(
-        'openTelemetryMetrics() without a `meter` needs the optional peer dependency `@opentelemetry/api`: npm install @opentelemetry/api',
-        { cause: error },
-      )
-    }
-  }
-  return otelApi
-}
+const loadOtelApi = optionalPeer<OtelApi>(
+  '@opentelemetry/api',
+  'openTelemetryMetrics() without a `meter`',
+)
 
 /** SpanStatusCode.ERROR of @opentelemetry/api. */
 const SPAN_ERROR = 2

@@ -2,9 +2,8 @@
  * Owns `prometheusMetrics`: an `onDecision` hook that counts decisions and store latency in
  * prom-client (an optional peer, loaded on first use), and the gauges of watched sources.
  */
-import { createRequire } from 'node:module'
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { ConfigError, invalidOption } from '../errors'
+import { invalidOption } from '../errors'
 import type { DecisionEvent } from '../events'
 import {
   checkNearLimitRatio,
@@ -17,6 +16,7 @@ import {
   type DecisionCounter,
   type WatchedMetric,
 } from './names'
+import { optionalPeer } from './optional-peer'
 import { registerWatchList, WatchList, type WatchSource } from './watched'
 
 export interface PrometheusMetricsOptions {
@@ -58,23 +58,8 @@ export interface PrometheusMetrics {
 
 type PromClient = typeof import('prom-client')
 
-let promClient: PromClient | undefined
-
 /** prom-client is an optional peer: loaded on first use, so core works without it. */
-function loadPromClient(): PromClient {
-  if (promClient === undefined) {
-    try {
-      // createRequire works in the CommonJS and the ESM build alike (tsup shims __filename).
-      promClient = createRequire(__filename)('prom-client') as PromClient
-    } catch (error) {
-      throw new ConfigError(
-        'prometheusMetrics() needs the optional peer dependency `prom-client`: npm install prom-client',
-        { cause: error },
-      )
-    }
-  }
-  return promClient
-}
+const loadPromClient = optionalPeer<PromClient>('prom-client', 'prometheusMetrics()')
 
 type PolicyMetrics = Record<DecisionCounter, Counter.Internal> & {
   latency: Histogram.Internal<'policy'>
