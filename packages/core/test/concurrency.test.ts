@@ -8,6 +8,7 @@ import {
   type StoreRequest,
 } from '@sluice/core'
 import { Registry } from 'prom-client'
+import { createHttpLimiter } from '@sluice/core/web'
 import { createHeaderWriter, responseTimes } from '../src/http/headers'
 import type { SlotReply, SlotRequest } from '../src/concurrency/slots'
 import { gateOf } from '../src/concurrency/limiter'
@@ -128,9 +129,9 @@ describe('concurrency limits (memory store)', () => {
 
   test('a long request keeps its slot: the lease is renewed while it runs', async () => {
     const store = new MemoryStore()
-    const limiter = createLimiter({ concurrency: { concurrency: 1, leaseMs: 60 }, store })
+    const limiter = createLimiter({ concurrency: { concurrency: 1, leaseMs: 300 }, store })
     const held = await limiter.consume('k')
-    await sleep(200) // over three leases
+    await sleep(1000) // over three leases
     expect((await limiter.consume('k')).allowed).toBe(false)
     await held.slot!.release()
     expect((await limiter.consume('k')).allowed).toBe(true)
@@ -244,7 +245,7 @@ describe('concurrency limits (memory store)', () => {
     expect(draft6(d, times)[0]).toEqual(['RateLimit-Policy', '10;w=60, 3;qu="concurrent-requests"'])
   })
 
-  test('bad input names the option and the value', () => {
+  test('bad input names the option and the value', async () => {
     const make = (options: object) => createLimiter(options as never)
     expect(() => make({ concurrency: 0 })).toThrow(
       '`concurrency` must be a whole number of requests from 1 to 2147483647; got 0',
@@ -264,6 +265,17 @@ describe('concurrency limits (memory store)', () => {
     ).toThrow('at least 3 x timeoutMs 1000')
     expect(() => make({ concurrency: { concurrency: 2, wait: 1 } })).toThrow('`concurrency.wait`')
     expect(() => make({ concurrency: 2, shadow: true })).toThrow('`shadow`')
+    await expect(make({ concurrency: 2 }).wait('k')).rejects.toThrow(
+      'wait() takes no concurrency slot',
+    )
+    const http = (options: object) =>
+      createHttpLimiter(options, { framework: 'Test', resetStyle: 'epoch' })
+    expect(() => http({ concurrency: 2, queue: { maxWaitMs: 100 }, algorithm: 'gcra' })).toThrow(
+      '`queue` must be unset with `concurrency`',
+    )
+    expect(() => http({ concurrency: 2, rules: { domain: 'd', descriptors: [] } })).toThrow(
+      '`concurrency` must be unset when `rules` is given',
+    )
     const slotless = sharedOver(new MemoryStore(), undefined)
     expect(() => make({ concurrency: 2, store: slotless })).toThrow(
       '`concurrency` needs a store that keeps slots',

@@ -8,6 +8,7 @@ import {
   type StoreRefund,
   type StoreRequest,
 } from '@sluice/core'
+import { createHttpLimiter } from '@sluice/core/web'
 import { SpaceSaving } from '../src/metrics/space-saving'
 import { burst, limiterAt } from './helpers'
 
@@ -174,6 +175,18 @@ describe('limiter.topRefused', () => {
     expect(() => createLimiter({ limit: 1, window: 1000 }).topRefused()).toThrow(
       'topRefused() needs the limiter option `topRefused`',
     )
+    // Through an adapter's options too (not with rules).
+    const http = createHttpLimiter(
+      { limit: 1, window: '1m', topRefused: true },
+      { framework: 'Test', resetStyle: 'epoch' },
+    )
+    expect(http.limiter!.topRefused()).toEqual([])
+    expect(() =>
+      createHttpLimiter(
+        { topRefused: true, rules: { domain: 'd', descriptors: [] }, descriptors: () => [] },
+        { framework: 'Test', resetStyle: 'epoch' },
+      ),
+    ).toThrow('`topRefused` must be unset when `rules` is given')
     expect(() => make(true).topRefused(0)).toThrow('`n` must be a positive whole number; got 0')
   })
 })

@@ -5,6 +5,7 @@
  */
 import type { DirectConsume, Limiter } from '../create-limiter'
 import type { Decision, PolicyDecision } from '../decision'
+import { ConfigError } from '../errors'
 import { checkCost } from '../limiter/checks'
 import { degradedDecision } from '../limiter/decisions'
 import { registerRefusedKeys, type RefusedKeys } from '../metrics/top-refused'
@@ -149,7 +150,16 @@ export function withConcurrency(
     return merged(rate, { ...slot, remaining: slot.remaining + 1 }, undefined)
   }
 
-  const wrapped: Limiter = { ...limiter, consume }
+  const wrapped: Limiter = {
+    ...limiter,
+    consume,
+    wait: () =>
+      Promise.reject(
+        new ConfigError(
+          'wait() takes no concurrency slot: use consume() with `concurrency: { maxWaitMs }` to wait for one',
+        ),
+      ),
+  }
   gates.set(wrapped, gate)
   if (c.refused !== undefined) registerRefusedKeys(wrapped, c.refused)
   return {

@@ -101,6 +101,7 @@ function baseOptions<Req>(
     prefix: options.prefix,
     onDecision: options.onDecision,
     concurrency: options.concurrency,
+    topRefused: options.topRefused,
   }
 }
 
@@ -165,6 +166,13 @@ function resolveLimiters<Req>(
   let built: ReturnType<typeof buildLimiter> | undefined
   let tiers: ResolvedLimiters<Req>['tiers']
   let rules: ResolvedLimiters<Req>['rules']
+  if (base.concurrency !== undefined && options.queue !== undefined) {
+    invalidOption(
+      'queue',
+      options.queue,
+      'unset with `concurrency` (wait for a slot with concurrency.maxWaitMs)',
+    )
+  }
   if (options.rules !== undefined) {
     if (base.concurrency !== undefined) {
       invalidOption('concurrency', base.concurrency, 'unset when `rules` is given')

@@ -10,6 +10,7 @@ import type { Duration } from '../duration'
 import type { DecisionHook } from '../events'
 import type { HttpGauges } from '../metrics/watched'
 import type { ConcurrencyLimit } from '../concurrency/policy'
+import type { TopRefusedOptions } from '../metrics/top-refused'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesSource } from '../rules/limiter'
 import type { LimitOptions, StoreErrorMode, ThrottleMode } from '../options'
@@ -151,6 +152,12 @@ export interface HttpLimitOptions<Req = HttpRequestLike, Res = ServerResponse> {
    * @default undefined
    */
   concurrency?: number | ConcurrencyLimit
+  /**
+   * Keeps the keys refused most (`limiter.topRefused(n)`, `sluice_top_refused`); see
+   * docs/observability.md. Not with `rules`.
+   * @default false
+   */
+  topRefused?: TopRefusedOptions | boolean
   /**
    * Limits from rules (docs/rules.md) instead of `limit`/`limits`: a file path (loaded now,
    * watched and hot-reloaded), a rules object, a RuleSet (`loadRules`) or a RulesWatcher
@@ -300,6 +307,7 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'logger',
   'onDecision',
   'concurrency',
+  'topRefused',
   'rules',
   'descriptors',
   'queue',
