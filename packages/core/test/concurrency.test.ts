@@ -71,6 +71,11 @@ describe('concurrency limits (memory store)', () => {
     clock.now = 5000 // b's lease lapsed (renewals run on the real clock, far slower)
     await b.slot!.release()
     expect(gate.ignoredReleases).toBe(2)
+    const registry = new Registry()
+    prometheusMetrics({ registry }).watch('api', limiter)
+    expect(await registry.metrics()).toContain(
+      'sluice_concurrency_releases_ignored_total{name="api"} 2',
+    )
     expect(gate.held).toBe(0)
     expect(await slotsOf(store, 'k', 5000)).toBe(0)
   })

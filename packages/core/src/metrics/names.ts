@@ -47,6 +47,11 @@ export const WATCHED = {
   requestsHeld: ['requests_held', 'Admitted requests held for their shaping delay', []],
   requestsWaiting: ['requests_waiting', 'Requests queued for a slot (queue or maxWaitMs)', []],
   slotsInFlight: ['concurrency_slots_in_flight', 'Concurrency slots this process holds', []],
+  releasesIgnored: [
+    'concurrency_releases_ignored_total',
+    'Slot releases that found nothing to release (a second call, or a lease that had lapsed)',
+    [],
+  ],
   tierLeasedUnits: ['tier_leased_units', 'Units leased by the local tier and not yet spent', []],
   tierStoreCalls: [
     'tier_store_calls_total',
@@ -71,6 +76,7 @@ export type WatchedMetric = keyof typeof WATCHED
 export const WATCHED_TOTALS: ReadonlySet<WatchedMetric> = new Set([
   'tierStoreCalls',
   'tierLeasedDecisions',
+  'releasesIgnored',
 ])
 
 /** The value of `breaker_state` for each state. */

@@ -100,6 +100,7 @@ export function readSource(source: object): Reading[] {
   if (gate !== undefined) {
     readings.push({ metric: 'slotsInFlight', value: gate.held })
     readings.push({ metric: 'requestsWaiting', value: gate.waiting })
+    readings.push({ metric: 'releasesIgnored', value: gate.ignoredReleases })
   }
   if (hasGauges(source)) {
     const gauges = source.gauges()
