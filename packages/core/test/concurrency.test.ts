@@ -227,6 +227,33 @@ describe('concurrency limits (memory store)', () => {
     await tier.close()
   })
 
+  test('failed renewals are logged once, not once per slot and renewal', async () => {
+    const inner = new MemoryStore()
+    const warnings: string[] = []
+    const store = sharedOver(inner, {
+      acquire: (r) => inner.slots.acquire(r),
+      renew: () => Promise.reject(new Error('store is down')),
+      release: (r) => inner.slots.release(r),
+      count: (k, now) => inner.slots.count(k, now),
+    })
+    const limiter = createLimiter({
+      concurrency: { concurrency: 3, leaseMs: 60 },
+      store,
+      timeoutMs: 20,
+      breaker: false,
+      logger: { warn: (m) => void warnings.push(m) },
+    })
+    const held = [
+      await limiter.consume('k'),
+      await limiter.consume('k'),
+      await limiter.consume('k'),
+    ]
+    await sleep(200) // about ten renewals each, all failing
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('logged once until one succeeds')
+    await Promise.all(held.map((d) => d.slot!.release()))
+  })
+
   test('IETF headers: quota unit concurrent-requests, remaining = free slots', async () => {
     const limiter = createLimiter({ limit: 10, window: '1m', concurrency: 3, clock: () => 0 })
     const d = await limiter.consume('k')

@@ -55,6 +55,8 @@ export class ConcurrencyGate {
   /** Releases that found nothing to release: a second call, or a lease that had lapsed. */
   ignoredReleases = 0
   private readonly queues = new Map<string, Waiter[]>()
+  /** A renewal or release failed and none has succeeded since: logged once. */
+  private failing = false
 
   constructor(
     readonly policy: ConcurrencyPolicy,
@@ -137,13 +139,26 @@ export class ConcurrencyGate {
     return { ...request, now: this.clock() }
   }
 
+  /**
+   * A renewal or release; a failure is logged once until a call succeeds again (an outage
+   * fails every renewal of every held slot), and the slot then lapses with its lease.
+   */
   private send<T>(call: () => Promise<T>, always = false): Promise<T | undefined> {
-    return boundedStoreCall(call, this.guard, undefined, always).catch((error: unknown) => {
-      this.logger.warn(
-        `[sluice] concurrency slot call failed (the lease will lapse): ${String(error)}`,
-      )
-      return undefined
-    })
+    return boundedStoreCall(call, this.guard, undefined, always).then(
+      (value) => {
+        this.failing = false
+        return value
+      },
+      (error: unknown) => {
+        if (!this.failing) {
+          this.failing = true
+          this.logger.warn(
+            `[sluice] a concurrency slot renewal or release failed (its lease lapses after leaseMs; logged once until one succeeds): ${String(error)}`,
+          )
+        }
+        return undefined
+      },
+    )
   }
 
   private lease(request: SlotRequest): SlotLease {
