@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import {
   AggregationTemporality,
   DataPointType,
@@ -250,5 +252,16 @@ describe('openTelemetryMetrics', () => {
     )
     expect(() => openTelemetryMetrics({ meter: {} as OtelMeter })).toThrow('`meter` must be')
     expect(() => openTelemetryMetrics({ meter }).watch('', {})).toThrow('`name` must be')
+  })
+
+  test('core never imports the OpenTelemetry types: apps without it type-check without it', () => {
+    const src = join(__dirname, '..', 'src')
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.endsWith('.ts'),
+    )
+    const importing = files.filter((f) =>
+      /from '@opentelemetry|import\('@opentelemetry/.test(readFileSync(join(src, f), 'utf8')),
+    )
+    expect(importing).toEqual([])
   })
 })
