@@ -15,18 +15,18 @@ import { BREAKER_STATE_VALUE, type WatchedMetric } from './names'
 export interface HttpGauges {
   /** Admitted requests held for their shaping delay (leaky-bucket `delayMs`). */
   readonly held: number
-  /** Requests waiting for their turn (`queue`, `maxWaitMs`). */
+  /** Requests waiting for their turn (`queue`, or a concurrency slot with `maxWaitMs`). */
   readonly waiting: number
   /** Concurrency slots held by requests of this process. */
   readonly slotsInFlight: number
 }
 
 /**
- * What `watch` accepts: a Store (its breaker), a local tier (its leases too), a Limiter or an
- * adapter's HTTP limiter (their store; the HTTP limiter's held and waiting requests too).
+ * What `watch` accepts: a Store (its breaker), a local tier (its leases too), a Limiter (its
+ * store, its concurrency slots and top refused keys) or an adapter's HTTP limiter (all that,
+ * and its held and waiting requests). Anything else yields no reading.
  */
-export type WatchSource =
-  object | { readonly store: object } | { readonly store: object; gauges(): HttpGauges }
+export type WatchSource = object
 
 /** Each recorder's watch list, so an adapter's pipeline can add itself (see watchHttp). */
 const lists = new WeakMap<object, WatchList>()
