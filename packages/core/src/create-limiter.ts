@@ -17,6 +17,9 @@ import { createOperations } from './limiter/operations'
 import { resolveLimiterSettings } from './limiter/settings'
 import { createWait } from './limiter/wait'
 import { inProcessDecide } from './limiter/in-process'
+import { registerRefusedKeys, type RefusedKey } from './metrics/top-refused'
+import { topRefusedOf } from './limiter/top-refused'
+import { withConcurrency } from './concurrency/limiter'
 
 export { boundedStoreCall, toStoreError }
 export {
@@ -78,6 +81,12 @@ export interface Limiter {
   refund(key: string, options?: RefundOptions): Promise<void>
   /** Forgets the key's state under every policy. */
   reset(key: string): Promise<void>
+  /**
+   * The `n` keys this limiter refused most in the current and the last interval, most first,
+   * as given to `consume` (not hashed). Needs the `topRefused` option (else a ConfigError).
+   * @param n @default 10
+   */
+  topRefused(n?: number): RefusedKey[]
   /** The nominal policies, in the order given. */
   readonly policies: readonly Policy[]
   readonly store: Store
@@ -207,6 +216,7 @@ export function buildLimiter(options: LimiterOptions): {
     get: lookAt,
     peek: lookAt,
     ...createOperations(settings, storeKey),
+    topRefused: topRefusedOf(settings.refused),
     wait(key, waitOptions) {
       try {
         return wait(key, waitOptions)
@@ -215,6 +225,7 @@ export function buildLimiter(options: LimiterOptions): {
       }
     },
   }
+  if (settings.refused !== undefined) registerRefusedKeys(limiter, settings.refused)
   const consumeChecked = decideNow ?? decideRemote
   function consumeDirect(key: string, cost: number): Decision | Promise<Decision> {
     try {
@@ -224,7 +235,8 @@ export function buildLimiter(options: LimiterOptions): {
     }
     return consumeChecked(key, cost)
   }
-  return { limiter, consumeDirect }
+  if (settings.concurrency === undefined) return { limiter, consumeDirect }
+  return withConcurrency(limiter, { ...settings, gate: settings.concurrency, storeKey })
 }
 
 /** What `consume(key, { cost })` decides: at once when the store is in-process, else its promise. */

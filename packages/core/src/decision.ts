@@ -2,6 +2,7 @@
  * Owns what a limiter answers: Decision, its per-policy view, and Verdict, the allocation-light
  * decision of a single policy.
  */
+import type { SlotLease } from './concurrency/gate'
 import type { Policy, PolicyOutcome } from './policy'
 
 /** One policy's part of a decision, for headers that list every limit (IETF draft-8 and later). */
@@ -40,6 +41,12 @@ export interface Decision {
    * `decision.shadow?.allowed === false` marks a request that enforcing would have rejected.
    */
   readonly shadow?: ShadowDecision
+  /**
+   * Set when the limiter has a `concurrency` limit and admitted the request: the slot it holds.
+   * Release it when the request ends (the HTTP adapters do); a lease not released lapses after
+   * `leaseMs` only if its process dies (it is renewed while the process lives).
+   */
+  readonly slot?: SlotLease
 }
 
 /** What a shadow limiter would have answered had it enforced its limits. */

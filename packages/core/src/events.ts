@@ -97,12 +97,17 @@ export function createDecisionReporter(hook: DecisionHook): DecisionReporter {
     } catch (error) {
       if (!hookFailed) {
         hookFailed = true
-        const message = `sluice: the onDecision hook threw (reported once; decisions are unaffected): ${String(error)}`
-        // A process warning on Node; where there is no process (Workers, Deno), the console.
-        if (typeof process === 'object' && typeof process.emitWarning === 'function') {
-          process.emitWarning(message, 'SluiceWarning')
-        } else console.warn(`SluiceWarning: ${message}`)
+        sluiceWarning(
+          `sluice: the onDecision hook threw (reported once; decisions are unaffected): ${String(error)}`,
+        )
       }
     }
   }
+}
+
+/** A process warning on Node; where there is no process (Workers, Deno), the console. */
+export function sluiceWarning(message: string): void {
+  if (typeof process === 'object' && typeof process.emitWarning === 'function') {
+    process.emitWarning(message, 'SluiceWarning')
+  } else console.warn(`SluiceWarning: ${message}`)
 }

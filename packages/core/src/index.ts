@@ -25,3 +25,21 @@ export {
 } from './rules'
 export { prometheusMetrics } from './metrics/prometheus'
 export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'
+export { openTelemetryMetrics } from './metrics/opentelemetry'
+export type { OpenTelemetryMetrics, OpenTelemetryMetricsOptions } from './metrics/opentelemetry'
+export type {
+  OtelMeter,
+  OtelTracer,
+  OtelAttributes,
+  OtelCounter,
+  OtelHistogram,
+  OtelObservable,
+  OtelObservableResult,
+  OtelInstrumentOptions,
+  OtelSpan,
+} from './metrics/otel-types'
+export type { HttpGauges, WatchSource } from './metrics/watched'
+export type { TopRefusedOptions, RefusedKey, KeyReveal } from './metrics/top-refused'
+export type { ConcurrencyLimit, ConcurrencyPolicy } from './concurrency/policy'
+export type { SlotLease } from './concurrency/gate'
+export type { SlotStore, SlotRequest, SlotReply } from './concurrency/slots'

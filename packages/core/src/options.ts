@@ -1,6 +1,8 @@
 /**
  * Owns createLimiter's option types and turning limit options into policies.
  */
+import type { TopRefusedOptions } from './metrics/top-refused'
+import type { ConcurrencyLimit } from './concurrency/policy'
 import type { BreakerOptions, StoreLogger } from './store-call/health'
 import type { Clock } from './clock'
 import type { Decision } from './decision'
@@ -156,6 +158,21 @@ export interface LimiterOptions extends Partial<LimitOptions> {
    * @default false
    */
   shadow?: boolean
+  /**
+   * Keeps the keys this limiter refuses most in a recent interval, in memory fixed by `k`
+   * (Space-Saving): read them with `limiter.topRefused(n)`, export the top few with a metrics
+   * recorder's `watch`, log them per interval (`log`) and in the store outage lines. Keys are
+   * hashed in metrics and logs unless `reveal` says otherwise. See docs/observability.md.
+   * @default false
+   */
+  topRefused?: TopRefusedOptions | boolean
+  /**
+   * Requests of one key in flight at once, beside the rate limits (all or nothing with them):
+   * `5`, or `{ concurrency: 5, leaseMs, maxWaitMs, maxWaiting, name }`. An admitted decision
+   * carries its `slot`, to release when the request ends. See docs/concurrency.md.
+   * @default undefined (no concurrency limit)
+   */
+  concurrency?: number | ConcurrencyLimit
   /**
    * Called after every `consume` with what was decided (key, policy name, allowed, remaining,
    * shadow, store latency, fallback). Metrics plug in here: `onDecision: prometheusMetrics()`.

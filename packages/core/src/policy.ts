@@ -33,6 +33,8 @@ export const METER_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set([
  * and the nominal policy read the same state.
  */
 export interface Policy {
+  /** Set for a `concurrency` limit (requests in flight, not per window). */
+  readonly kind?: 'concurrency'
   readonly id: string
   /** Shown in `RateLimit-Policy` headers and metrics; defaults to e.g. `100-per-1m`. */
   readonly name: string

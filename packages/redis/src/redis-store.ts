@@ -18,6 +18,7 @@ import type { BlockCache } from '@sluice/core/adapter'
 import { Batcher } from './batch'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
+import { RedisSlots } from './slots'
 import type { FlatKind } from './flat-outcome'
 import { keyStem } from './keys'
 import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
@@ -61,6 +62,8 @@ export class RedisStore implements Store {
   private readonly batcher: Batcher
   private readonly batchSize: number
   /** Sliding-log members are `<instance>:<counter>.<n>`: unique per request across processes. */
+  /** Slots of `concurrency` limits (slots.ts). */
+  readonly slots: RedisSlots
   private readonly instance = randomBytes(6).toString('base64url')
   private requests = 0
   /** The shared scripts, each with whether this store has sent it yet (see evaluate). */
@@ -82,6 +85,7 @@ export class RedisStore implements Store {
     this.toleranceMs = settings.toleranceMs
     this.argSettings = { serverTime: settings.serverTime, toleranceMs: settings.toleranceMs }
     this.cache = settings.cache
+    this.slots = new RedisSlots(this.client, this.prefix, this.serverTime)
     this.batchSize = settings.batchSize
     this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts, settings.groups > 0)
     this.batcher = new Batcher({

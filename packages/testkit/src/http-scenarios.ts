@@ -6,6 +6,7 @@
  * cannot apply to an adapter says so where it branches (`harness.proxyTrust`).
  */
 import { registerClientIpCases } from './http/client-ip'
+import { registerConcurrencyCases } from './http/concurrency'
 import { openScenarios, type AdapterHarness } from './http/harness'
 import { registerHeaderCases } from './http/headers'
 import { registerLimitCases } from './http/limits'
@@ -45,6 +46,8 @@ export function runHttpScenarios(harness: AdapterHarness): void {
       registerRuleReloadCases(ctx)
     })
     describe('queue: hold instead of 429', () => registerQueueCases(ctx))
+    describe('concurrency: slots released when the response closes', () =>
+      registerConcurrencyCases(ctx))
     describe('over a Redis store (a real redis-server): decided when the store answers', () =>
       registerRedisCases(ctx))
   })

@@ -65,6 +65,7 @@ export function compileList<Req extends RequestLike>(
 
 /** Options that set limits, which `rules` replaces. */
 export const RULES_EXCLUDE = [
+  'topRefused',
   'limit',
   'limits',
   'window',

@@ -118,11 +118,18 @@ function policyField(decision: Decision, named: boolean): string {
   let field = cache.get(first)
   if (field === undefined) {
     field = decision.policies
-      .map(({ policy }) =>
-        named
+      .map(({ policy }) => {
+        // A concurrency limit has a quota unit and no window (IETF draft: concurrent-requests).
+        if (policy.kind === 'concurrency') {
+          const unit = 'qu="concurrent-requests"'
+          return named
+            ? `${sfString(policy.name)};q=${policy.limit};${unit}`
+            : `${policy.limit};${unit}`
+        }
+        return named
           ? `${sfString(policy.name)};q=${policy.limit};w=${windowSeconds(policy)}`
-          : `${policy.limit};w=${windowSeconds(policy)}`,
-      )
+          : `${policy.limit};w=${windowSeconds(policy)}`
+      })
       .join(', ')
     cache.set(first, field)
   }
@@ -138,7 +145,9 @@ function draft8State(decision: Decision, times: ResponseTimes): string {
         ? times.resetSeconds
         : Math.ceil(announcedResetMs(outcome, outcome.policy) / 1000)
     if (field !== '') field += ', '
-    field += `${sfString(outcome.policy.name)};r=${outcome.remaining};t=${t}`
+    field += `${sfString(outcome.policy.name)};r=${outcome.remaining}`
+    // Free slots have no reset time.
+    if (outcome.policy.kind !== 'concurrency') field += `;t=${t}`
   }
   return field
 }

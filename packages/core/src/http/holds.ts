@@ -31,6 +31,8 @@ export function checkMaxDelayMs(value: unknown): number {
 export class Holds {
   /** Requests held right now. */
   active = 0
+  /** Requests queued for their slot right now (`queue`, `maxWaitMs`). */
+  waiting = 0
 
   constructor(
     readonly max: number,

@@ -12,6 +12,9 @@ import { isPromise } from '../promise'
 import type { RulesDecision } from '../rules/limiter'
 import { responseTimes, type HeaderList } from './headers'
 import { keyFromResult } from './key-result'
+import { releaseOnClose } from './slots'
+import { gateOf } from '../concurrency/limiter'
+import { watchHttp } from '../metrics/watched'
 import { boundKey, type RequestLike } from './keys'
 import { resolveHttpOptions, type ResolvedHttp, type RulesLimiterFactory } from './resolve'
 import type {
@@ -137,12 +140,14 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     // queue: the client leaving while its request is held aborts the wait (the slot goes back).
     const held = r.maxWaitMs === undefined ? undefined : holdSignal(res)
     let counted: Counted | undefined
+    if (held !== undefined) r.holds.waiting++
     try {
       counted = await this.count(req, key, units, held, closed)
     } catch (error) {
       if (held?.signal.aborted) return r.rejections.aborted(key)
       throw error
     } finally {
+      if (held !== undefined) r.holds.waiting--
       held?.release()
     }
     return counted === undefined ? PASS : this.conclude(req, res, counted)
@@ -190,6 +195,7 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
   private conclude(req: Req, res: Res, counted: Counted): Awaitable<HttpVerdict> {
     const r = this.r
     const { key, decision } = counted
+    if (decision.slot !== undefined) releaseOnClose(res, decision.slot)
     // The instant the limiter decided at: exact for refunds, and no second clock read.
     const times = responseTimes(decision, decision.at, r.resetStyle)
     const headers = r.writeHeaders(decision, times)
@@ -287,13 +293,20 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
       }
     }
     const rulesLimiter = resolved.rules?.limiter
-    return {
+    const httpLimiter: HttpLimiter<Req, Res> = {
       decide,
       decideNow,
       limiter: resolved.fixed,
       rulesLimiter,
       store: resolved.store,
       close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
+      gauges: () => ({
+        held: resolved.holds.active,
+        waiting: resolved.holds.waiting + (gateOf(resolved.fixed)?.waiting ?? 0),
+        slotsInFlight: gateOf(resolved.fixed)?.held ?? 0,
+      }),
     }
+    watchHttp(options.onDecision, defaults.framework, httpLimiter)
+    return httpLimiter
   }
 }

@@ -106,6 +106,8 @@ function baseOptions<Req>(
     logger,
     prefix: options.prefix,
     onDecision: options.onDecision,
+    concurrency: options.concurrency,
+    topRefused: options.topRefused,
   }
 }
 
@@ -170,7 +172,17 @@ function resolveLimiters<Req>(
   let built: ReturnType<typeof buildLimiter> | undefined
   let tiers: ResolvedLimiters<Req>['tiers']
   let rules: ResolvedLimiters<Req>['rules']
+  if (base.concurrency !== undefined && options.queue !== undefined) {
+    invalidOption(
+      'queue',
+      options.queue,
+      'unset with `concurrency` (wait for a slot with concurrency.maxWaitMs)',
+    )
+  }
   if (options.rules !== undefined) {
+    if (base.concurrency !== undefined) {
+      invalidOption('concurrency', base.concurrency, 'unset when `rules` is given')
+    }
     rules = resolveRules(options, base.store!, base.logger!, createRulesLimiter)
   } else if (descriptors !== undefined) {
     invalidOption('descriptors', descriptors, 'unset unless `rules` is given')
@@ -181,6 +193,12 @@ function resolveLimiters<Req>(
     // Validates everything but the limit now; each tier's limit is checked when first seen.
     createLimiter({ ...base, limit: 1, window: options.window ?? '1m' })
     tiers = { limitOf: limit, limiterFor: tierLimiters(base, options.window) }
+  } else if (
+    base.concurrency !== undefined &&
+    limit === undefined &&
+    options.window === undefined
+  ) {
+    built = buildLimiter(base) // concurrency only: no rate limit
   } else {
     built = buildLimiter({ ...base, limit: limit ?? 100, window: options.window ?? '1m' })
   }

@@ -7,6 +7,9 @@ import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { Duration } from '../duration'
 import type { DecisionHook } from '../events'
+import type { HttpGauges } from '../metrics/watched'
+import type { ConcurrencyLimit } from '../concurrency/policy'
+import type { TopRefusedOptions } from '../metrics/top-refused'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesSource } from '../rules/limiter'
 import type { LimitOptions, StoreErrorMode, ThrottleMode } from '../options'
@@ -142,6 +145,19 @@ export interface HttpLimitOptions<Req = HttpRequestLike, Res = ResponseLike> {
    */
   onDecision?: DecisionHook
   /**
+   * Requests of one key in flight at once (`5` or `{ concurrency, leaseMs, maxWaitMs, ... }`),
+   * beside the rate limits; the slot is released when the response finishes, fails or the
+   * client leaves. See docs/concurrency.md.
+   * @default undefined
+   */
+  concurrency?: number | ConcurrencyLimit
+  /**
+   * Keeps the keys refused most (`limiter.topRefused(n)`, `sluice_top_refused`); see
+   * docs/observability.md. Not with `rules`.
+   * @default false
+   */
+  topRefused?: TopRefusedOptions | boolean
+  /**
    * Limits from rules (docs/rules.md) instead of `limit`/`limits`: a file path (loaded now,
    * watched and hot-reloaded), a rules object, a RuleSet (`loadRules`) or a RulesWatcher
    * (`watchRules`). Needs `descriptors`. Every rule a request matches is enforced in one
@@ -256,6 +272,8 @@ export interface HttpLimiter<Req, Res extends ResponseLike = ResponseLike> {
    * RuleSet passed in stays open (it is the caller's). Idempotent; the store is not closed.
    */
   close(): void
+  /** Requests held, waiting and holding concurrency slots right now: what `metrics.watch` reads. */
+  gauges(): HttpGauges
 }
 
 export const HTTP_OPTION_NAMES: readonly string[] = [
@@ -293,6 +311,8 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'maxInFlight',
   'logger',
   'onDecision',
+  'concurrency',
+  'topRefused',
   'rules',
   'descriptors',
   'queue',

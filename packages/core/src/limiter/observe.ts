@@ -30,7 +30,7 @@ export interface Observation {
 }
 
 export function createObservation(s: LimiterSettings): Observation {
-  const { policies, onStoreError, clock, guard, shadow, onDecision, report } = s
+  const { policies, onStoreError, clock, guard, shadow, onDecision, report, refused } = s
 
   async function answerStoreError(error: unknown, key: string, cost: number): Promise<Decision> {
     const storeError = toStoreError(error)
@@ -70,6 +70,7 @@ export function createObservation(s: LimiterSettings): Observation {
     storeError: StoreError | undefined,
   ): Decision {
     if (onDecision !== undefined) emit(key, cost, decision, storeLatencyMs, storeError)
+    if (refused !== undefined && !decision.allowed) refused.add(key)
     return shadow ? shadowDecision(decision) : decision
   }
 

@@ -17,6 +17,10 @@ import type { Store } from '../store/types'
 import type { StoreProtection } from '../store-call/guard'
 import { storeName } from '../store-call/store-name'
 import { resolveThrottle } from '../throttle'
+import { RefusedKeys, resolveTopRefused } from '../metrics/top-refused'
+import type { StoreLogger } from '../store-call/health'
+import { ConcurrencyGate } from '../concurrency/gate'
+import { noSlots, resolveConcurrency } from '../concurrency/policy'
 import { checkStoreErrorMode, describeMode } from './checks'
 import { resolveStoreSettings } from './store-settings'
 
@@ -34,6 +38,8 @@ const KNOWN_OPTIONS = [
   'breaker',
   'maxInFlight',
   'logger',
+  'topRefused',
+  'concurrency',
 ]
 
 /** A limiter's options, checked and defaulted. */
@@ -56,13 +62,20 @@ export interface LimiterSettings {
   readonly report: DecisionReporter | undefined
   /** `throttle` unset or 'hard'. */
   readonly hard: boolean
+  /** The `topRefused` summary; undefined when off. */
+  readonly refused: RefusedKeys | undefined
+  /** The `concurrency` limit's slots; undefined without one. */
+  readonly concurrency: ConcurrencyGate | undefined
 }
 
 export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   checkKnownOptions(options, KNOWN_OPTIONS, 'createLimiter')
-  const policies = resolvePolicies(options)
+  // A concurrency-only limiter has no rate policy.
+  const rateless =
+    options.concurrency !== undefined && options.limit === undefined && options.limits === undefined
+  const policies = rateless ? [] : resolvePolicies(options)
   const onStoreError = checkStoreErrorMode(options.onStoreError ?? 'throw')
   const { store, clock, prefix, guard, undoLate, onDecision, report } = resolveStoreSettings(
     options,
@@ -77,6 +90,8 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
   const pickPolicies = resolveThrottle(options.throttle, policies)
   const shadow = options.shadow ?? false
   if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
+  const refused = refusedKeysFor(options.topRefused, clock, guard, options.logger)
+  const concurrency = concurrencyGate(options, store, clock, guard, shadow)
   return {
     policies,
     store,
@@ -88,8 +103,42 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
     undoLate,
     shadow,
     onDecision,
-    observed: shadow || onDecision !== undefined,
+    observed: shadow || onDecision !== undefined || refused !== undefined,
     report,
     hard: options.throttle === undefined || options.throttle === 'hard',
+    refused,
+    concurrency,
   }
+}
+
+/** The `concurrency` limit's gate, over the store's slots; undefined without one. */
+function concurrencyGate(
+  options: LimiterOptions,
+  store: Store,
+  clock: Clock,
+  guard: StoreProtection['guard'],
+  shadow: boolean,
+): ConcurrencyGate | undefined {
+  const policy = resolveConcurrency(
+    options.concurrency,
+    guard === undefined ? undefined : (options.timeoutMs ?? 1000),
+  )
+  if (policy === undefined) return undefined
+  if (shadow) invalidOption('shadow', shadow, 'false with `concurrency` (a slot is held or not)')
+  if (store.slots === undefined) noSlots(store)
+  return new ConcurrencyGate(policy, store.slots, guard, clock, options.logger ?? console)
+}
+
+/** The `topRefused` summary, named in the store's outage lines; undefined when off. */
+function refusedKeysFor(
+  option: unknown,
+  clock: Clock,
+  guard: StoreProtection['guard'],
+  logger: StoreLogger | undefined,
+): RefusedKeys | undefined {
+  const settings = resolveTopRefused(option)
+  if (settings === undefined) return undefined
+  const refused = new RefusedKeys(settings, clock, logger ?? console)
+  guard?.health.noteRefused(refused)
+  return refused
 }

@@ -1,12 +1,24 @@
 /**
  * Owns `prometheusMetrics`: an `onDecision` hook that counts decisions and store latency in
- * prom-client (an optional peer, loaded on first use).
+ * prom-client (an optional peer, loaded on first use), and the gauges of watched sources.
  */
-import { createRequire } from 'node:module'
-import type { Counter, Histogram, Registry } from 'prom-client'
-import { ConfigError, invalidOption } from '../errors'
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { invalidOption } from '../errors'
 import type { DecisionEvent } from '../events'
 import { checkKnownOptions } from '../options'
+import {
+  checkNearLimitRatio,
+  countersOf,
+  DECISION_COUNTERS,
+  DEFAULT_LATENCY_BUCKETS,
+  STORE_LATENCY,
+  WATCHED,
+  WATCHED_TOTALS,
+  type DecisionCounter,
+  type WatchedMetric,
+} from './names'
+import { optionalPeer } from './optional-peer'
+import { registerWatchList, WatchList, type WatchSource } from './watched'
 
 export interface PrometheusMetricsOptions {
   /**
@@ -37,48 +49,71 @@ export interface PrometheusMetrics {
   (event: DecisionEvent): void
   /** The registry the metrics live in. */
   readonly registry: Registry
+  /**
+   * Reads `source` at each scrape: a Store (breaker state, calls in flight), a local tier
+   * (leases, store calls), a Limiter (its store) or an adapter's HTTP limiter (held and waiting
+   * requests, concurrency slots), labelled `name`. Watching a name again replaces its source.
+   */
+  watch(name: string, source: WatchSource): PrometheusMetrics
 }
 
 type PromClient = typeof import('prom-client')
 
-let promClient: PromClient | undefined
-
 /** prom-client is an optional peer: loaded on first use, so core works without it. */
-function loadPromClient(): PromClient {
-  if (promClient === undefined) {
-    try {
-      // createRequire works in the CommonJS and the ESM build alike (tsup shims __filename).
-      promClient = createRequire(__filename)('prom-client') as PromClient
-    } catch (error) {
-      throw new ConfigError(
-        'prometheusMetrics() needs the optional peer dependency `prom-client`: npm install prom-client',
-        { cause: error },
-      )
-    }
-  }
-  return promClient
+const loadPromClient = optionalPeer<PromClient>('prom-client', 'prometheusMetrics()')
+
+type PolicyMetrics = Record<DecisionCounter, Counter.Internal> & {
+  latency: Histogram.Internal<'policy'>
 }
 
-interface PolicyMetrics {
-  allowed: Counter.Internal
-  rejected: Counter.Internal
-  shadowRejected: Counter.Internal
-  nearLimit: Counter.Internal
-  storeErrors: Counter.Internal
-  fallback: Counter.Internal
-  latency: Histogram.Internal<'policy'>
+/** One watch list per registry and prefix: recorders sharing the metrics share their sources. */
+const watchLists = new WeakMap<Registry, Map<string, WatchList>>()
+
+function watchListOf(registry: Registry, prefix: string): WatchList {
+  let byPrefix = watchLists.get(registry)
+  if (byPrefix === undefined) watchLists.set(registry, (byPrefix = new Map()))
+  let list = byPrefix.get(prefix)
+  if (list === undefined) byPrefix.set(prefix, (list = new WatchList()))
+  return list
+}
+
+/** Registers the gauge (or total) of one watched metric, read from `list` at each scrape. */
+function registerWatched(
+  client: PromClient,
+  registry: Registry,
+  prefix: string,
+  metric: WatchedMetric,
+  list: WatchList,
+): void {
+  const [name, help, extra] = WATCHED[metric]
+  if (registry.getSingleMetric(prefix + name) !== undefined) return
+  const labelNames = ['name', ...extra]
+  const total = WATCHED_TOTALS.has(metric)
+  function collect(this: Gauge | Counter): void {
+    this.reset()
+    list.read((reading, source) => {
+      if (reading.metric !== metric) return
+      const labels = { name: source, ...reading.labels }
+      if (total) (this as Counter).inc(labels, reading.value)
+      else (this as Gauge).set(labels, reading.value)
+    })
+  }
+  const config = { name: prefix + name, help, labelNames, registers: [registry], collect }
+  if (total) new client.Counter(config)
+  else new client.Gauge(config)
 }
 
 /**
  * A Prometheus recorder for `createLimiter({ onDecision: prometheusMetrics() })`. Counts, per
- * policy name (label `policy`):
+ * policy name (label `policy`; the rule's name under rules):
  * - `sluice_decisions_allowed_total`: admitted within the limits;
  * - `sluice_decisions_rejected_total`: rejected;
  * - `sluice_decisions_shadow_rejected_total`: over the limits, admitted by shadow mode;
  * - `sluice_decisions_near_limit_total`: admitted with more than 80% of the capacity used;
  * - `sluice_store_errors_total`: store calls that failed or timed out;
  * - `sluice_fallback_decisions_total`: decisions `onStoreError` made instead of the store;
- * - `sluice_store_latency_seconds`: a histogram of store call time.
+ * - `sluice_store_latency_seconds`: a histogram of store call time;
+ * and, for each source given to `watch` (label `name`), the gauges listed in names.ts.
  *
  * Calling it again with the same registry reuses the registered metrics, so several limiters
  * (or a reloaded module) can share them.
@@ -95,13 +130,8 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
   if (typeof prefix !== 'string' || !/^[a-zA-Z_:]?[a-zA-Z0-9_:]*$/.test(prefix)) {
     invalidOption('prefix', prefix, 'a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*)')
   }
-  const ratio = options.nearLimitRatio ?? 0.8
-  if (typeof ratio !== 'number' || !(ratio >= 0 && ratio < 1)) {
-    invalidOption('nearLimitRatio', ratio, 'a number from 0 up to (not including) 1')
-  }
-  const buckets = options.buckets ?? [
-    0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-  ]
+  const ratio = checkNearLimitRatio(options.nearLimitRatio)
+  const buckets = options.buckets ?? DEFAULT_LATENCY_BUCKETS
 
   function counter(name: string, help: string): Counter<'policy'> {
     const full = prefix + name
@@ -110,45 +140,33 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
     return new client.Counter({ name: full, help, labelNames: ['policy'], registers: [registry] })
   }
 
-  const allowed = counter('decisions_allowed_total', 'Requests admitted within the limits')
-  const rejected = counter('decisions_rejected_total', 'Requests rejected by a limit')
-  const shadowRejected = counter(
-    'decisions_shadow_rejected_total',
-    'Requests over a limit admitted because the limit is in shadow mode',
-  )
-  const nearLimit = counter(
-    'decisions_near_limit_total',
-    `Admitted requests after which more than ${ratio * 100}% of the capacity is used`,
-  )
-  const storeErrors = counter('store_errors_total', 'Store calls that failed or timed out')
-  const fallback = counter(
-    'fallback_decisions_total',
-    'Decisions made by onStoreError (allow, deny or a fallback limiter) instead of the store',
-  )
-  const latencyName = `${prefix}store_latency_seconds`
+  const counters = {} as Record<DecisionCounter, Counter<'policy'>>
+  for (const [key, [name, help]] of Object.entries(DECISION_COUNTERS)) {
+    counters[key as DecisionCounter] = counter(name, help)
+  }
+  const latencyName = prefix + STORE_LATENCY[0]
   const latency =
     (registry.getSingleMetric(latencyName) as Histogram<'policy'> | undefined) ??
     new client.Histogram({
       name: latencyName,
-      help: 'Time a store call took, failed ones included',
+      help: STORE_LATENCY[1],
       labelNames: ['policy'],
       buckets: [...buckets],
       registers: [registry],
     })
+  const watched = watchListOf(registry, prefix)
+  for (const metric of Object.keys(WATCHED) as WatchedMetric[]) {
+    registerWatched(client, registry, prefix, metric, watched)
+  }
 
   // Label children per policy name: one map lookup per event instead of hashing label objects.
   const byPolicy = new Map<string, PolicyMetrics>()
   function metricsOf(policy: string): PolicyMetrics {
     let metrics = byPolicy.get(policy)
     if (metrics === undefined) {
-      metrics = {
-        allowed: allowed.labels(policy),
-        rejected: rejected.labels(policy),
-        shadowRejected: shadowRejected.labels(policy),
-        nearLimit: nearLimit.labels(policy),
-        storeErrors: storeErrors.labels(policy),
-        fallback: fallback.labels(policy),
-        latency: latency.labels(policy),
+      metrics = { latency: latency.labels(policy) } as PolicyMetrics
+      for (const key of Object.keys(counters) as DecisionCounter[]) {
+        metrics[key] = counters[key].labels(policy)
       }
       byPolicy.set(policy, metrics)
     }
@@ -158,17 +176,15 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
   const record = function recordDecision(event: DecisionEvent): void {
     const metrics = metricsOf(event.policy)
     metrics.latency.observe(event.storeLatencyMs / 1000)
-    if (event.storeError !== undefined) metrics.storeErrors.inc()
-    if (event.degraded) metrics.fallback.inc()
-    else if (event.storeError !== undefined) return // 'throw': nothing was decided
-    if (event.allowed) {
-      metrics.allowed.inc()
-      if (event.capacity - event.remaining > ratio * event.capacity) metrics.nearLimit.inc()
-    } else if (event.shadow) {
-      metrics.shadowRejected.inc()
-    } else {
-      metrics.rejected.inc()
-    }
+    for (const counter of countersOf(event, ratio)) metrics[counter].inc()
   }
-  return Object.assign(record, { registry })
+  registerWatchList(record, watched)
+  const metrics: PrometheusMetrics = Object.assign(record, {
+    registry,
+    watch(name: string, source: WatchSource): PrometheusMetrics {
+      watched.add(name, source)
+      return metrics
+    },
+  })
+  return metrics
 }

@@ -43,6 +43,11 @@ export interface StoreHealthSnapshot {
   readonly answeredWithout: number
 }
 
+/** What the outage lines name: the keys refused most by a limiter on the store (`topRefused`). */
+export interface RefusedNote {
+  describe(n: number): string | undefined
+}
+
 export const DEFAULT_BREAKER = { failures: 5, coolOffMs: 1000 } as const
 export const DEFAULT_MAX_IN_FLIGHT = 5000
 
@@ -105,6 +110,8 @@ export class StoreHealth {
   private probeOut = false
   private failingSince = -1
   private answeredWithout = 0
+  /** The limiters' top refused keys, held weakly: a dropped limiter drops out of the lines. */
+  private readonly refused = new Set<WeakRef<RefusedNote>>()
 
   constructor(
     private readonly name: string,
@@ -137,7 +144,7 @@ export class StoreHealth {
     if (this.failingSince < 0) return
     const seconds = ((performance.now() - this.failingSince) / 1000).toFixed(1)
     this.logger.warn(
-      `[sluice] ${this.name} recovered after ${seconds} s; ${this.answeredWithout} requests were answered without it`,
+      `[sluice] ${this.name} recovered after ${seconds} s; ${this.answeredWithout} requests were answered without it${this.refusedNote()}`,
     )
     this.state = 'closed'
     this.failingSince = -1
@@ -150,7 +157,7 @@ export class StoreHealth {
     if (this.failingSince < 0) {
       this.failingSince = performance.now()
       this.logger.warn(
-        `[sluice] ${this.name} is failing (${error.message}); answering with onStoreError ${mode} until it recovers`,
+        `[sluice] ${this.name} is failing (${error.message}); answering with onStoreError ${mode} until it recovers${this.refusedNote()}`,
       )
     }
     if (kind === PROBE) {
@@ -167,6 +174,25 @@ export class StoreHealth {
   /** A request answered without the store (onStoreError, or a StoreError thrown). */
   answeredWithoutStore(): void {
     if (this.failingSince >= 0) this.answeredWithout++
+  }
+
+  /** Names `note`'s top refused keys in the outage lines from now on. */
+  noteRefused(note: RefusedNote): void {
+    this.refused.add(new WeakRef(note))
+  }
+
+  /** `; most refused keys: ...` for the outage lines, or '' when no limiter keeps them. */
+  private refusedNote(): string {
+    const parts: string[] = []
+    for (const ref of this.refused) {
+      const note = ref.deref()
+      if (note === undefined) this.refused.delete(ref)
+      else {
+        const described = note.describe(3)
+        if (described !== undefined) parts.push(described)
+      }
+    }
+    return parts.length === 0 ? '' : `; most refused keys: ${parts.join('; ')}`
   }
 
   snapshot(): StoreHealthSnapshot {

@@ -2,6 +2,7 @@
  * Owns MemoryStore: the embedded store, state in flat arrays, bounded by keys and bytes, deciding
  * synchronously.
  */
+import { MemorySlots } from '../concurrency/slots'
 import { algorithmOf, decideThenApply, newOutcome } from '../algorithms'
 import { Verdict } from '../decision'
 import { checkPositiveInteger } from '../options'
@@ -46,6 +47,8 @@ function stateKey(key: string, keys: readonly string[] | undefined, i: number): 
 export class MemoryStore implements Store {
   /** In-process: the limiter arms no timeout around its calls. */
   readonly local = true
+  /** Slots of `concurrency` limits, in this process. */
+  readonly slots = new MemorySlots()
   private readonly tables = new Map<string, PolicyTable>()
   private readonly maxKeys: number
   private readonly budget: ByteBudget

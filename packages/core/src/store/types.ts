@@ -1,6 +1,7 @@
 /**
  * Owns the Store contract every store implements (memory, Redis, memcached, custom).
  */
+import type { SlotStore } from '../concurrency/slots'
 import type { Decision } from '../decision'
 import type { Policy, PolicyOutcome } from '../policy'
 
@@ -105,6 +106,8 @@ export interface Store {
   readonly ownClock?: boolean
   /** True for in-process stores (MemoryStore): calls cannot hang, so the limiter arms no timeout. */
   readonly local?: boolean
+  /** The slots of `concurrency` limits (concurrency/slots.ts); a store without them refuses those limits. */
+  readonly slots?: SlotStore
   /** Algorithms this store cannot run; a limiter refuses them at creation. Default: none. */
   readonly unsupportedAlgorithms?: readonly string[]
   /**

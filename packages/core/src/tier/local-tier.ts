@@ -2,6 +2,7 @@
  * Owns localTier: a Store over a shared store that answers most consumes in process, from
  * leases of part of each key's budget, and returns what it did not spend (docs/local-tier.md).
  */
+import type { SlotStore } from '../concurrency/slots'
 import { checkStore } from '../limiter/checks'
 import { nameStore, storeName } from '../store-call/store-name'
 import type { Policy, PolicyOutcome } from '../policy'
@@ -61,6 +62,10 @@ function leasable(request: StoreRequest): boolean {
 
 class LocalTierStore implements LocalTier {
   readonly ownClock: boolean | undefined
+  /** Concurrency slots are not leased: they are the shared store's own. */
+  get slots(): SlotStore | undefined {
+    return this.store.slots
+  }
   readonly unsupportedAlgorithms: readonly string[] | undefined
   private readonly leases: LeaseTable
   private readonly refunds = new Set<Promise<void>>()
