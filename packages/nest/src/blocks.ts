@@ -30,9 +30,10 @@ export class BlockLedger {
 const secondsOf = (ms: number): number => Math.max(1, Math.ceil(ms / 1000))
 
 /**
- * The record of one decision, placing the block when a request went over the limit: the count
- * is forgotten (so the key starts afresh when the block ends) and the key refused for
- * `blockDuration` ms, in the store, where every process sees it.
+ * The record of one decision, placing the block when a request went over the limit: the key is
+ * refused for `blockDuration` ms, in the store, where every process sees it, and with a single
+ * limit (`forgive`) its count is forgotten, so it starts afresh when the block ends. With several
+ * limits nothing is forgotten: tripping a per-second limit must not wipe a day's quota.
  */
 export async function recordOf(
   limiter: Limiter,
@@ -40,6 +41,7 @@ export async function recordOf(
   key: string,
   decision: Decision,
   blockDuration: number,
+  forgive = true,
 ): Promise<ThrottlerStorageRecord> {
   const timeToExpire = Math.ceil(decision.resetMs / 1000)
   if (decision.allowed) {
@@ -52,7 +54,7 @@ export async function recordOf(
     const wait = Number.isFinite(decision.retryAfterMs) ? decision.retryAfterMs : blockDuration
     return { ...blocked, timeToBlockExpire: secondsOf(wait) }
   }
-  await limiter.reset(key)
+  if (forgive) await limiter.reset(key)
   await limiter.block(key, blockDuration)
   ledger.record(key, decision.at + blockDuration, decision.at)
   return { ...blocked, timeToBlockExpire: secondsOf(blockDuration) }

@@ -85,12 +85,16 @@ export class SluiceCounter {
     }
     const decision = verdict.decision!
     const limiter = pipeline.http.limiter!
+    // With several limits a block forgives none of them (see recordOf).
+    const forgive = throttler.limits === undefined
+    const { ledger } = pipeline
     const record = await recordOf(
       limiter,
-      pipeline.ledger,
+      ledger,
       verdict.key,
       decision,
       request.blockDuration,
+      forgive,
     )
     return { record, headers: verdict.action === 'allow' ? verdict.headers : [] }
   }
