@@ -180,7 +180,7 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
     }
     const name = throttler.name ?? DEFAULT_THROTTLER
     const tracker = await this.trackers.of(getTracker, req, context, name)
-    const key = generateKey(context, tracker, name)
+    const key = this.trackers.keyOf(generateKey, context, tracker, name, req)
     const setHeaders = throttler.setHeaders ?? this.commonOptions.setHeaders ?? true
     const counted = await this.count(requestProps, name, key, req, res)
     const { record } = counted

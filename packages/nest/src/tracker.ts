@@ -1,12 +1,12 @@
 /**
- * Owns the tracker fallback: a `getTracker` that throws or returns no tracker (not a non-empty
- * string) never fails the request and never puts every such request in one bucket: the request
- * is tracked by its client IP instead, and the first time is logged.
+ * Owns the tracker and key fallbacks: a `getTracker` or `generateKey` that throws or returns
+ * no string never fails the request and never puts every such request in one bucket: the
+ * request is tracked (or keyed) by its client IP instead, and the first time is logged.
  */
 import type { ExecutionContext } from '@nestjs/common'
 import { ipKey, type Logger } from '@sluice/core'
 import { peerOf, type PlatformRequest } from './platform'
-import type { ThrottlerGetTrackerFunction } from './options'
+import type { ThrottlerGenerateKeyFunction, ThrottlerGetTrackerFunction } from './options'
 
 /** What `describe` makes of a bad tracker, for the warning. */
 function describe(value: unknown): string {
@@ -15,9 +15,9 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
 }
 
-/** Resolves trackers; one per guard, so its warning is given once per guard. */
+/** Resolves trackers and keys; one per guard, so each warning is given once per guard. */
 export class Trackers {
-  private warned = false
+  private readonly warned = new Set<string>()
   private readonly byIp: (req: { ip?: string }) => string
 
   constructor(private readonly logger: Logger) {
@@ -40,11 +40,35 @@ export class Trackers {
     return this.fallback(req, throttler, `returned ${describe(tracker)}`)
   }
 
-  private fallback(req: PlatformRequest | undefined, throttler: string, what: string): string {
-    if (!this.warned) {
-      this.warned = true
+  /** The storage key from `generateKey`, or the client IP when it gives none. */
+  keyOf(
+    generateKey: ThrottlerGenerateKeyFunction,
+    context: ExecutionContext,
+    tracker: string,
+    throttler: string,
+    req: PlatformRequest | undefined,
+  ): string {
+    let key: unknown
+    try {
+      key = generateKey(context, tracker, throttler)
+    } catch (error) {
+      return this.fallback(req, throttler, `threw ${String(error)}`, 'generateKey')
+    }
+    if (typeof key === 'string' && key !== '') return key
+    return this.fallback(req, throttler, `returned ${describe(key)}`, 'generateKey')
+  }
+
+  private fallback(
+    req: PlatformRequest | undefined,
+    throttler: string,
+    what: string,
+    option: 'getTracker' | 'generateKey' = 'getTracker',
+  ): string {
+    if (!this.warned.has(option)) {
+      this.warned.add(option)
+      const thing = option === 'getTracker' ? 'a tracker' : 'a key'
       this.logger.warn(
-        `[sluice] getTracker ${what} for throttler "${throttler}": not a tracker, so such requests are tracked by their client IP instead. Return a non-empty string.`,
+        `[sluice] ${option} ${what} for throttler "${throttler}": not ${thing}, so such requests are ${option === 'getTracker' ? 'tracked' : 'keyed'} by their client IP instead. Return a non-empty string.`,
       )
     }
     return this.byIp({ ip: req?.ip ?? peerOf(req) })

@@ -164,4 +164,29 @@ describe.each(PLATFORMS)('Nest + %s: bad input at start-up and at request time',
       )
     },
   )
+
+  test('generateKey returning no key: each client limited by its IP, warned once', async () => {
+    const logger = warnings()
+    const { agent } = await boot(
+      platform,
+      {
+        imports: [
+          ThrottlerModule.forRoot({
+            throttlers: [{ limit: 1, ttl: seconds(60) }],
+            generateKey: () => undefined as unknown as string,
+            logger,
+          }),
+        ],
+        controllers: [RootController],
+        providers: [appGuard],
+      },
+      true,
+    )
+    await agent.get('/').set('X-Forwarded-For', '203.0.113.1').expect(200)
+    await agent.get('/').set('X-Forwarded-For', '203.0.113.2').expect(200)
+    await agent.get('/').set('X-Forwarded-For', '203.0.113.1').expect(429)
+    expect(logger.seen.filter((line) => line.includes('generateKey returned undefined'))).toEqual([
+      '[sluice] generateKey returned undefined for throttler "default": not a key, so such requests are keyed by their client IP instead. Return a non-empty string.',
+    ])
+  })
 })

@@ -140,6 +140,32 @@ describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platf
     expect((await agent.get('/limited').expect(200)).headers['x-ratelimit-remaining']).toBe('1')
   })
 
+  test('@SkipThrottle() on a controller, undone on a route with { default: false }', async () => {
+    @SkipThrottle()
+    @Controller('mostly-open')
+    class MostlyOpen {
+      @Get()
+      open() {
+        return { ok: true }
+      }
+
+      @SkipThrottle({ default: false })
+      @Get('limited')
+      limited() {
+        return { ok: true }
+      }
+    }
+    const { agent } = await boot(platform, {
+      imports: [ThrottlerModule.forRoot([{ limit: 1, ttl: seconds(60) }])],
+      controllers: [MostlyOpen],
+      providers: [appGuard],
+    })
+    await agent.get('/mostly-open').expect(200)
+    await agent.get('/mostly-open').expect(200)
+    await agent.get('/mostly-open/limited').expect(200)
+    await agent.get('/mostly-open/limited').expect(429)
+  })
+
   test('the guard per controller (@UseGuards) and per route', async () => {
     @UseGuards(ThrottlerGuard)
     @Controller('guarded')
