@@ -3,12 +3,14 @@
  * each test, and a clock the tests move by hand.
  */
 import 'reflect-metadata'
-import type { INestApplication, ModuleMetadata } from '@nestjs/common'
+import { Controller, Get, type INestApplication, type ModuleMetadata } from '@nestjs/common'
+import { APP_GUARD } from '@nestjs/core'
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express'
 import { FastifyAdapter } from '@nestjs/platform-fastify'
 import { Test } from '@nestjs/testing'
 import type { Server } from 'node:http'
 import request from 'supertest'
+import { ThrottlerGuard } from '@sluice/nest'
 
 export type Platform = 'Express' | 'Fastify'
 export const PLATFORMS: Platform[] = ['Express', 'Fastify']
@@ -46,3 +48,15 @@ export function warnings() {
   const seen: string[] = []
   return { seen, warn: (message: string) => void seen.push(message) }
 }
+
+/** A controller with one route, GET / (its handler is named `root`). */
+@Controller()
+export class RootController {
+  @Get()
+  root() {
+    return { ok: true }
+  }
+}
+
+/** ThrottlerGuard on every route. */
+export const appGuard = { provide: APP_GUARD, useClass: ThrottlerGuard }

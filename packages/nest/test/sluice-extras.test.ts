@@ -4,7 +4,6 @@
  * WebSocket recipes (guards that override getRequestResponse or handleRequest).
  */
 import { Controller, Get, Injectable, type ExecutionContext } from '@nestjs/common'
-import { APP_GUARD } from '@nestjs/core'
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host'
 import { MemoryStore, type DecisionEvent } from '@sluice/core'
 import { FailingStore } from '@sluice/testkit'
@@ -19,22 +18,15 @@ import {
   type ThrottlerStorageRecord,
 } from '@sluice/nest'
 import { createHash } from 'node:crypto'
-import { boot, manualClock, PLATFORMS } from './helpers'
+import { appGuard, boot, manualClock, PLATFORMS, RootController } from './helpers'
 
 @Controller()
-class RootController {
-  @Get()
-  root() {
-    return { ok: true }
-  }
-
+class HeavyController {
   @Get('heavy')
   heavy() {
     return { ok: true }
   }
 }
-
-const appGuard = { provide: APP_GUARD, useClass: ThrottlerGuard }
 
 describe.each(PLATFORMS)('Nest + %s: Sluice under the throttler', (platform) => {
   test('limits: a second limit in the same all-or-nothing call; cost from the context', async () => {
@@ -49,7 +41,7 @@ describe.each(PLATFORMS)('Nest + %s: Sluice under the throttler', (platform) => 
     ]
     const { agent } = await boot(platform, {
       imports: [ThrottlerModule.forRoot({ throttlers, clock: clock.read })],
-      controllers: [RootController],
+      controllers: [HeavyController],
       providers: [appGuard],
     })
     await agent.get('/heavy').expect(200) // 2 of 3 per second, 2 of 4 per minute

@@ -4,7 +4,6 @@
  * per-throttler suffixes, the 429, blocks, and the module's common options.
  */
 import { Controller, Get, Injectable, Module, UseGuards } from '@nestjs/common'
-import { APP_GUARD } from '@nestjs/core'
 import {
   SkipThrottle,
   seconds,
@@ -14,9 +13,7 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerOptionsFactory,
 } from '@sluice/nest'
-import { boot, manualClock, PLATFORMS } from './helpers'
-
-const appGuard = { provide: APP_GUARD, useClass: ThrottlerGuard }
+import { appGuard, boot, manualClock, PLATFORMS } from './helpers'
 
 @Controller()
 class RootController {
