@@ -18,7 +18,7 @@ export { ThrottlerStorage, type ThrottlerStorageRecord } from './storage'
 export { ThrottlerStorageService, type ThrottlerStorageServiceOptions } from './storage-service'
 export { seconds, minutes, hours, days, weeks } from './utilities'
 export { resetThrottlerWarnings } from './check-options'
-export { rateLimitGuard, type RateLimitGuard } from './rate-limit-guard'
+export { rateLimitGuard, type NestHttpRequest, type RateLimitGuard } from './rate-limit-guard'
 export type {
   Resolvable,
   SluiceThrottlerExtras,

@@ -5,9 +5,12 @@
  */
 import type { ServerResponse } from 'node:http'
 import { HttpException, type CanActivate, type ExecutionContext } from '@nestjs/common'
-import type { HttpLimitOptions, HttpVerdict } from '@sluice/core'
+import type { HttpLimitOptions, HttpRequestLike, HttpVerdict } from '@sluice/core'
 import { createHttpLimiter } from '@sluice/core/adapter'
 import { nestDefaults, rawResponse, type PlatformRequest } from './platform'
+
+/** The platform's request as option functions see it: Express's `req` or Fastify's `request`. */
+export type NestHttpRequest = HttpRequestLike & PlatformRequest
 
 /** A guard instance for `@UseGuards(...)` or `app.useGlobalGuards(...)`, plus `close()`. */
 export interface RateLimitGuard extends CanActivate {
@@ -20,13 +23,13 @@ export interface RateLimitGuard extends CanActivate {
  * A guard with Sluice's options (docs/configuration.md), checked here, once: a bad one throws a
  * ConfigError naming it. Functions (`key`, `skip`, `limit`...) get the platform's request.
  */
-export function rateLimitGuard(options: HttpLimitOptions<PlatformRequest> = {}): RateLimitGuard {
-  const limiter = createHttpLimiter<PlatformRequest, ServerResponse>(
+export function rateLimitGuard(options: HttpLimitOptions<NestHttpRequest> = {}): RateLimitGuard {
+  const limiter = createHttpLimiter<NestHttpRequest, ServerResponse>(
     options,
-    nestDefaults((req: PlatformRequest) => req, {}),
+    nestDefaults((req: NestHttpRequest) => req, {}),
   )
 
-  function answer(req: PlatformRequest, res: PlatformRequest, verdict: HttpVerdict): boolean {
+  function answer(req: NestHttpRequest, res: PlatformRequest, verdict: HttpVerdict): boolean {
     if (verdict.action === 'pass') return true
     req.rateLimit = verdict.decision
     for (const [name, value] of verdict.headers) res.header(name, value)
@@ -37,7 +40,7 @@ export function rateLimitGuard(options: HttpLimitOptions<PlatformRequest> = {}):
   return {
     async canActivate(context) {
       const http = context.switchToHttp()
-      const req: PlatformRequest = http.getRequest()
+      const req: NestHttpRequest = http.getRequest()
       const res: PlatformRequest = http.getResponse()
       return answer(req, res, await limiter.decide(req, rawResponse(res) as ServerResponse))
     },
