@@ -15,6 +15,7 @@ import type {
 import { createHttpLimiter } from '@sluice/core/adapter'
 import { BlockLedger, recordOf } from './blocks'
 import { DEFAULT_THROTTLER } from './constants'
+import { defaultAlgorithm } from './default-algorithm'
 import type { ThrottlerModuleObjectOptions, ThrottlerOptions } from './options'
 import { nestDefaults, type PlatformRequest } from './platform'
 import type { ThrottlerStorageRecord } from './storage'
@@ -135,12 +136,15 @@ export class SluiceCounter {
     ttl: number,
   ): HttpLimitOptions<ThrottledCall, ResponseLike> {
     const common = this.common
-    const algorithm = throttler.algorithm ?? 'sliding-log'
-    const own: LimitOptions = { limit, window: ttl, algorithm, burst: throttler.burst }
-    const counted =
-      throttler.limits === undefined
-        ? own
-        : { limits: [own, ...throttler.limits.map((l) => ({ algorithm, ...l }))] }
+    const algorithmOf = (max: number) => throttler.algorithm ?? defaultAlgorithm(max)
+    const own: LimitOptions = {
+      limit,
+      window: ttl,
+      algorithm: algorithmOf(limit),
+      burst: throttler.burst,
+    }
+    const more = throttler.limits?.map((l) => ({ algorithm: algorithmOf(l.limit), ...l }))
+    const counted = more === undefined ? own : { limits: [own, ...more] }
     const setHeaders = throttler.setHeaders ?? common.setHeaders ?? true
     return {
       ...counted,

@@ -38,8 +38,9 @@ export type ThrottlerGenerateKeyFunction = (
 export interface SluiceThrottlerExtras {
   /**
    * How requests are counted. The default counts each request for exactly `ttl` ms, as
-   * @nestjs/throttler's own storage does.
-   * @default 'sliding-log'
+   * @nestjs/throttler's own storage does, up to a limit of 100; a larger limit is counted by
+   * sliding-window's two counters per key instead of a log of `limit` timestamps.
+   * @default 'sliding-log' (limit <= 100), else 'sliding-window'
    */
   algorithm?: AlgorithmName
   /** Capacity of token-bucket, gcra and leaky-bucket. @default limit */

@@ -6,6 +6,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common'
 import { createLimiter, MemoryStore, type Clock, type Limiter, type Store } from '@sluice/core'
 import { BlockLedger, recordOf } from './blocks'
+import { defaultAlgorithm } from './default-algorithm'
 import type { ThrottlerStorage, ThrottlerStorageRecord } from './storage'
 
 /** Where the default storage counts. */
@@ -19,7 +20,7 @@ export interface ThrottlerStorageServiceOptions {
 /** The token `ThrottlerModule` provides the storage's options under. */
 export const THROTTLER_STORAGE_OPTIONS = 'SLUICE:THROTTLER_STORAGE_OPTIONS'
 
-/** @nestjs/throttler's storage on a Sluice store: each hit counts for exactly `ttl` ms (sliding-log). */
+/** @nestjs/throttler's storage on a Sluice store, counting as the guard does (defaultAlgorithm). */
 @Injectable()
 export class ThrottlerStorageService implements ThrottlerStorage {
   /** The Sluice store the counts live in (the guard counts there too). */
@@ -54,7 +55,7 @@ export class ThrottlerStorageService implements ThrottlerStorage {
       limiter = createLimiter({
         limit,
         window: ttl,
-        algorithm: 'sliding-log',
+        algorithm: defaultAlgorithm(limit),
         store: this.store,
         clock: this.clock,
       })

@@ -56,6 +56,26 @@ describe.each(PLATFORMS)('Nest + %s: Sluice under the throttler', (platform) => 
     await agent.get('/heavy').expect(429) // 6 of 4 per minute
   })
 
+  test('the default algorithm: an exact log up to a limit of 100, two counters above', async () => {
+    // A request of the whole limit, then one more exactly one window later: the log has let the
+    // first go; sliding-window's estimate still weighs the previous window in full.
+    for (const [limit, later] of [
+      [100, 200],
+      [101, 429],
+    ]) {
+      const clock = manualClock()
+      const throttlers = [{ limit, ttl: seconds(60), cost: limit }]
+      const { agent } = await boot(platform, {
+        imports: [ThrottlerModule.forRoot({ throttlers, clock: clock.read })],
+        controllers: [RootController],
+        providers: [appGuard],
+      })
+      await agent.get('/').expect(200)
+      clock.now += seconds(60)
+      await agent.get('/').expect(later)
+    }
+  })
+
   test('a Sluice store shared by two apps counts their requests together', async () => {
     const store = new MemoryStore()
     const metadata = {
