@@ -1,7 +1,10 @@
 'use strict'
 // Instructions each HTTP server executes per request, counted by valgrind's callgrind, outside
 // V8's compiler and garbage collector (see BURSTS): the no-limiter server, the floor (the three
-// headers alone), Sluice's memory store and the peer's, for Express, Fastify and Koa. The count depends far less than requests per second on what else
+// headers alone), Sluice's memory store and the peer's, for Express, Fastify and Koa, and for
+// Nest on Express and on Fastify (@sluice/nest's ThrottlerGuard beside @nestjs/throttler's).
+// BENCH_INSTR_FRAMEWORKS="nest-express,nest-fastify" counts those frameworks only and keeps the
+// others' figures from the last result file. The count depends far less than requests per second on what else
 // the machine is doing, so it shows a few percent that a shared machine's noise hides.
 // Needs valgrind (Debian: apt-get install valgrind). Run: node bench/instructions.js (after npm
 // run build); BENCH_INSTR_ROUNDS (default 3) runs per server, BENCH_INSTR_REQUESTS (default per
@@ -17,6 +20,7 @@ const {
   HTTP_FRAMEWORKS,
   HTTP_VARIANTS,
   median,
+  resultsDir,
   startChild,
   stopChild,
   table,
@@ -35,9 +39,11 @@ const REQUESTS = {
   fastify: envCount('BENCH_INSTR_REQUESTS', 20_000),
   koa: envCount('BENCH_INSTR_REQUESTS', 20_000),
   express: envCount('BENCH_INSTR_REQUESTS', 5000),
+  'nest-fastify': envCount('BENCH_INSTR_REQUESTS', 10_000),
+  'nest-express': envCount('BENCH_INSTR_REQUESTS', 5000),
 }
 const PARALLEL = envCount('BENCH_INSTR_PARALLEL', 2)
-const ALL_FRAMEWORKS = HTTP_FRAMEWORKS
+const ALL_FRAMEWORKS = [...HTTP_FRAMEWORKS, 'nest-fastify', 'nest-express']
 /** Admitting (a limit no run reaches) and rejecting (every request after the first gets 429). */
 const ALL_VARIANTS = [
   ...HTTP_VARIANTS.filter((variant) => !variant.includes('redis')),
@@ -48,7 +54,10 @@ const ALL_VARIANTS = [
  * them, leaving the result file as it is (for a quick look at one change).
  */
 const ONLY = parseOnly(process.env.BENCH_INSTR_ONLY)
-const FRAMEWORKS = ONLY ? ONLY.frameworks : ALL_FRAMEWORKS
+const SUBSET = process.env.BENCH_INSTR_FRAMEWORKS
+  ? process.env.BENCH_INSTR_FRAMEWORKS.split(',').filter((f) => ALL_FRAMEWORKS.includes(f))
+  : undefined
+const FRAMEWORKS = ONLY ? ONLY.frameworks : (SUBSET ?? ALL_FRAMEWORKS)
 const VARIANTS = ONLY ? ONLY.variants : ALL_VARIANTS
 const LABELS = {
   none: 'no limiter',
@@ -70,6 +79,8 @@ const PEERS = {
   express: 'express-rate-limit',
   fastify: '@fastify/rate-limit',
   koa: 'koa-ratelimit (memory driver)',
+  'nest-fastify': '@nestjs/throttler',
+  'nest-express': '@nestjs/throttler',
 }
 const SERVER = path.join(__dirname, 'http/server.js')
 const AUTOCANNON = require.resolve('autocannon/autocannon.js')
@@ -217,7 +228,6 @@ async function main() {
   if (ONLY) return
 
   const frameworks = {}
-  const sections = []
   for (const framework of FRAMEWORKS) {
     const runs = (variant, field = 'steady') =>
       counts.get(`${framework} ${variant}`).map((run) => run[field])
@@ -235,46 +245,12 @@ async function main() {
       compiler: median(runs(variant, 'compiler')),
       gc: median(runs(variant, 'gc')),
     }))
-    frameworks[framework] = { peer: PEERS[framework], rows }
-    const row = (variant) => rows.find((r) => r.variant === variant)
-    const added = (variant) => `${((row(variant).ratio - 1) * 100).toFixed(1)}%`
-    sections.push(
-      `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n` +
-        `Sluice's memory store adds ${added('sluice-memory')} to the instructions the no-limiter ` +
-        `server runs per request outside V8's compiler and garbage collector, ` +
-        `${PEERS[framework]} ${added('peer-memory')}; the three headers alone ` +
-        `${added('floor')}. Rejecting every request with 429, Sluice runs ` +
-        `${(row('sluice-memory-reject').instructions / row('sluice-memory').instructions).toFixed(2)}x ` +
-        `the instructions of its admitting path, ${PEERS[framework]} ` +
-        `${(row('peer-memory-reject').instructions / row('peer-memory').instructions).toFixed(2)}x. ` +
-        `Beyond what its response costs at least (the floor rows: the same headers and body from ` +
-        `a bare middleware), Sluice's own work is ${kilo(row('sluice-memory').instructions - row('floor').instructions)} ` +
-        `instructions per admitted request and ${kilo(row('sluice-memory-reject').instructions - row('floor-reject').instructions)} ` +
-        `per 429.\n\n` +
-        table(
-          [
-            'variant',
-            'outside compiler and GC (median)',
-            'vs no limiter',
-            'runs',
-            'all (median)',
-            'all, runs',
-            'compiler',
-            'GC',
-          ],
-          rows.map((r) => [
-            r.label,
-            kilo(r.instructions),
-            r.ratio.toFixed(3),
-            r.runs.map(kilo).join(', '),
-            kilo(r.total),
-            r.totalRuns.map(kilo).join(', '),
-            kilo(r.compiler),
-            kilo(r.gc),
-          ]),
-        ),
-    )
+    frameworks[framework] = { peer: PEERS[framework], measured: today(), rows }
   }
+  const { all, requests } = SUBSET
+    ? withEarlier(frameworks)
+    : { all: frameworks, requests: REQUESTS }
+  const sections = Object.entries(all).map(([framework, f]) => section(framework, f))
   const valgrind = execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()
   const text = writeResult(
     'instructions',
@@ -282,7 +258,9 @@ async function main() {
     `${valgrind} (callgrind) counts the instructions of each server process (node ` +
       `--single-threaded, so V8's compiler and garbage collector are in the count): requests ` +
       `from autocannon (50 connections) to warm up, then the counters are zeroed and as many ` +
-      `again are counted (${FRAMEWORKS.map((f) => `${f} ${fmtCount(REQUESTS[f])}`).join(', ')}). ` +
+      `again are counted (${Object.keys(all)
+        .map((f) => `${f} ${fmtCount(requests[f])}`)
+        .join(', ')}). ` +
       `${ROUNDS} run${ROUNDS === 1 ? '' : 's'} per server, each in a new process; the median ` +
       `counts. Variants as in the HTTP benchmark (http.md): admitting, with a limit no run ` +
       `reaches; the floor is a middleware that only sets the three X-RateLimit headers, the 429 ` +
@@ -297,10 +275,75 @@ async function main() {
       `columns are medians per request. What remains still differs a little from one process ` +
       `to the next by what V8 did while it started (see docs/benchmarks.md): hence the runs ` +
       `columns.\n\n${sections.join('\n\n')}`,
-    ['@sluice/core', 'express', 'fastify', 'koa', ...Object.values(PEERS).map(peerPackage)],
-    { requests: REQUESTS, rounds: ROUNDS, frameworks },
+    [
+      '@sluice/core',
+      'express',
+      'fastify',
+      'koa',
+      '@nestjs/core',
+      ...new Set(Object.values(PEERS).map(peerPackage)),
+    ],
+    { requests, rounds: ROUNDS, frameworks: all },
   )
   console.log(`\n${text}`)
+}
+
+/** One framework's section of the result page, from its rows. */
+function section(framework, { peer, measured, rows }) {
+  const row = (variant) => rows.find((r) => r.variant === variant)
+  const added = (variant) => `${((row(variant).ratio - 1) * 100).toFixed(1)}%`
+  return (
+    `## ${framework[0].toUpperCase()}${framework.slice(1)}\n\n` +
+    (measured ? `Counted ${measured}. ` : '') +
+    `Sluice's memory store adds ${added('sluice-memory')} to the instructions the no-limiter ` +
+    `server runs per request outside V8's compiler and garbage collector, ` +
+    `${peer} ${added('peer-memory')}; the three headers alone ` +
+    `${added('floor')}. Rejecting every request with 429, Sluice runs ` +
+    `${(row('sluice-memory-reject').instructions / row('sluice-memory').instructions).toFixed(2)}x ` +
+    `the instructions of its admitting path, ${peer} ` +
+    `${(row('peer-memory-reject').instructions / row('peer-memory').instructions).toFixed(2)}x. ` +
+    `Beyond what its response costs at least (the floor rows: the same headers and body from ` +
+    `a bare middleware), Sluice's own work is ${kilo(row('sluice-memory').instructions - row('floor').instructions)} ` +
+    `instructions per admitted request and ${kilo(row('sluice-memory-reject').instructions - row('floor-reject').instructions)} ` +
+    `per 429.\n\n` +
+    table(
+      [
+        'variant',
+        'outside compiler and GC (median)',
+        'vs no limiter',
+        'runs',
+        'all (median)',
+        'all, runs',
+        'compiler',
+        'GC',
+      ],
+      rows.map((r) => [
+        r.label,
+        kilo(r.instructions),
+        r.ratio.toFixed(3),
+        r.runs.map(kilo).join(', '),
+        kilo(r.total),
+        r.totalRuns.map(kilo).join(', '),
+        kilo(r.compiler),
+        kilo(r.gc),
+      ]),
+    )
+  )
+}
+
+/** The frameworks just counted, with the others' figures (and request counts) from the last result file. */
+function withEarlier(counted) {
+  const earlier = JSON.parse(fs.readFileSync(path.join(resultsDir(), 'instructions.json'), 'utf8'))
+  const merged = { ...earlier.data.frameworks, ...counted }
+  for (const f of Object.values(earlier.data.frameworks)) f.measured ??= earlier.machine.date
+  const all = Object.fromEntries(
+    ALL_FRAMEWORKS.filter((f) => merged[f] !== undefined).map((f) => [f, merged[f]]),
+  )
+  return { all, requests: { ...earlier.data.requests, ...REQUESTS } }
+}
+
+function today() {
+  return new Date().toISOString().slice(0, 10)
 }
 
 function peerPackage(label) {

@@ -186,7 +186,20 @@ function koa() {
   })
 }
 
-const start = { express, fastify, koa }[framework]
+/** Nest on Express or Fastify (./nest.js): its variants are ThrottlerModule's. */
+function nest(platform) {
+  const { startNest } = require('./nest')
+  const options = { limit: LIMIT, windowMs: WINDOW_MS, collect: collectBeforeLoad }
+  return () => startNest(platform, kind, reject, options)
+}
+
+const start = {
+  express,
+  fastify,
+  koa,
+  'nest-express': nest('express'),
+  'nest-fastify': nest('fastify'),
+}[framework]
 Promise.resolve(start()).then(
   (port) => console.log(`ready ${port}`),
   (error) => {

@@ -100,6 +100,7 @@ function baseOptions<Req>(
     store,
     clock: options.clock,
     onStoreError: options.onStoreError,
+    shadow: options.shadow,
     timeoutMs: options.timeoutMs,
     breaker: options.breaker,
     maxInFlight: options.maxInFlight,

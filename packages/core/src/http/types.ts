@@ -127,6 +127,12 @@ export interface HttpLimitOptions<Req = HttpRequestLike, Res = ResponseLike> {
   retryAfterHeader?: boolean
   /** What to do when the store fails: `'throw'` (framework error handling, 500), `'allow'`, `'deny'` or a fallback limiter. @default 'throw' */
   onStoreError?: StoreErrorMode
+  /**
+   * Decide and report, never refuse: every request is admitted, and `decision.shadow` says what
+   * enforcing would have answered (see createLimiter's `shadow`).
+   * @default false
+   */
+  shadow?: boolean
   /** A store call slower than this counts as a failure. @default 1000 */
   timeoutMs?: number
   /** The shared store's circuit breaker (see createLimiter). @default { failures: 5, coolOffMs: 1000 } */
@@ -306,6 +312,7 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'legacyHeaders',
   'retryAfterHeader',
   'onStoreError',
+  'shadow',
   'timeoutMs',
   'breaker',
   'maxInFlight',

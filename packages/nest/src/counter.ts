@@ -1,0 +1,163 @@
+/**
+ * Owns counting a throttler's requests through Sluice's HTTP pipeline (the same one every
+ * adapter runs): one pipeline per throttler and per distinct `limit`/`ttl` a request resolves
+ * to, keyed by the guard's key, with the throttler's suffixed headers and its block.
+ */
+import type {
+  HeaderList,
+  HttpLimitOptions,
+  HttpLimiter,
+  LimitOptions,
+  Logger,
+  ResponseLike,
+  Store,
+} from '@sluice/core'
+import { createHttpLimiter } from '@sluice/core/adapter'
+import { BlockLedger, recordOf } from './blocks'
+import { DEFAULT_THROTTLER } from './constants'
+import { defaultAlgorithm } from './default-algorithm'
+import type { ThrottlerModuleObjectOptions, ThrottlerOptions } from './options'
+import { nestDefaults, type PlatformRequest } from './platform'
+import type { ThrottlerStorageRecord } from './storage'
+
+/** One throttler's request as the pipeline reads it: the platform's request and the guard's key. */
+export interface ThrottledCall {
+  readonly ip: string | undefined
+  readonly headers: Record<string, string | string[] | undefined>
+  readonly url: string | undefined
+  readonly method: string | undefined
+  readonly req: PlatformRequest | undefined
+  readonly key: string
+  readonly cost: number
+}
+
+/** What the guard asks for one throttler. */
+export interface CountRequest {
+  readonly throttler: ThrottlerOptions & { name: string }
+  readonly limit: number
+  readonly ttl: number
+  readonly blockDuration: number
+  readonly key: string
+  readonly cost: number
+  readonly req: PlatformRequest | undefined
+  readonly res: ResponseLike
+}
+
+/** The counted request: @nestjs/throttler's record, and the headers of an admitted request. */
+export interface Counted {
+  readonly record: ThrottlerStorageRecord
+  readonly headers: HeaderList
+}
+
+interface Pipeline {
+  readonly http: HttpLimiter<ThrottledCall, ResponseLike>
+  readonly ledger: BlockLedger
+}
+
+const suffixOf = (name: string): string => (name === DEFAULT_THROTTLER ? '' : `-${name}`)
+
+/** The guard's counting on Sluice stores. */
+export class SluiceCounter {
+  private readonly pipelines = new Map<string, Pipeline>()
+
+  constructor(
+    private readonly common: ThrottlerModuleObjectOptions,
+    private readonly store: Store,
+    private readonly logger: Logger,
+    private readonly headerPrefix: string,
+  ) {}
+
+  async count(request: CountRequest): Promise<Counted> {
+    const { throttler, limit, ttl, req } = request
+    const pipeline = this.pipelineFor(throttler, limit, ttl)
+    const call: ThrottledCall = {
+      ip: req?.ip,
+      headers: req?.headers ?? {},
+      url: req?.originalUrl ?? req?.url,
+      method: req?.method,
+      req,
+      key: request.key,
+      cost: request.cost,
+    }
+    const verdict = await pipeline.http.decide(call, request.res)
+    if (verdict.action === 'pass') {
+      const record = { totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 }
+      return { record, headers: [] }
+    }
+    const decision = verdict.decision!
+    const limiter = pipeline.http.limiter!
+    // With several limits a block forgives none of them (see recordOf).
+    const forgive = throttler.limits === undefined
+    const { ledger } = pipeline
+    const record = await recordOf(
+      limiter,
+      ledger,
+      verdict.key,
+      decision,
+      request.blockDuration,
+      forgive,
+    )
+    return { record, headers: verdict.action === 'allow' ? verdict.headers : [] }
+  }
+
+  /** Builds (once) the pipeline of a throttler at these values: a bad Sluice option throws here. */
+  pipelineFor(
+    throttler: ThrottlerOptions & { name: string },
+    limit: number,
+    ttl: number,
+  ): Pipeline {
+    const id = `${throttler.name}\n${limit}\n${ttl}`
+    let pipeline = this.pipelines.get(id)
+    if (pipeline === undefined) {
+      const options = this.optionsOf(throttler, limit, ttl)
+      const suffix = suffixOf(throttler.name)
+      const prefix = this.headerPrefix
+      const http = createHttpLimiter<ThrottledCall, ResponseLike>(
+        options,
+        nestDefaults((call) => call.req, {
+          legacyNames: {
+            limit: `${prefix}-Limit${suffix}`,
+            remaining: `${prefix}-Remaining${suffix}`,
+            reset: `${prefix}-Reset${suffix}`,
+            retryAfter: `Retry-After${suffix}`,
+          },
+          customRejection: true,
+        }),
+      )
+      pipeline = { http, ledger: new BlockLedger() }
+      this.pipelines.set(id, pipeline)
+    }
+    return pipeline
+  }
+
+  private optionsOf(
+    throttler: ThrottlerOptions,
+    limit: number,
+    ttl: number,
+  ): HttpLimitOptions<ThrottledCall, ResponseLike> {
+    const common = this.common
+    const algorithmOf = (max: number) => throttler.algorithm ?? defaultAlgorithm(max)
+    const own: LimitOptions = {
+      limit,
+      window: ttl,
+      algorithm: algorithmOf(limit),
+      burst: throttler.burst,
+    }
+    const more = throttler.limits?.map((l) => ({ algorithm: algorithmOf(l.limit), ...l }))
+    const counted = more === undefined ? own : { limits: [own, ...more] }
+    const setHeaders = throttler.setHeaders ?? common.setHeaders ?? true
+    return {
+      ...counted,
+      cost: (call) => call.cost,
+      key: (call) => call.key,
+      store: throttler.store ?? this.store,
+      onStoreError: throttler.onStoreError ?? common.onStoreError,
+      shadow: throttler.shadow ?? common.shadow,
+      clock: common.clock,
+      logger: this.logger,
+      onDecision: common.onDecision,
+      legacyHeaders: setHeaders,
+      retryAfterHeader: false,
+    }
+  }
+}

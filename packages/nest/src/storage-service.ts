@@ -1,0 +1,66 @@
+/**
+ * Owns the default storage: @nestjs/throttler's `increment` interface over a Sluice store, so a
+ * guard that calls `this.storageService.increment(...)` (its WebSocket recipe) counts in the same
+ * store as the HTTP guard.
+ */
+import { Inject, Injectable, Optional } from '@nestjs/common'
+import { createLimiter, MemoryStore, type Clock, type Limiter, type Store } from '@sluice/core'
+import { BlockLedger, recordOf } from './blocks'
+import { defaultAlgorithm } from './default-algorithm'
+import type { ThrottlerStorage, ThrottlerStorageRecord } from './storage'
+
+/** Where the default storage counts. */
+export interface ThrottlerStorageServiceOptions {
+  /** @default new MemoryStore() */
+  store?: Store
+  /** @default Date.now */
+  clock?: Clock
+}
+
+/** The token `ThrottlerModule` provides the storage's options under. */
+export const THROTTLER_STORAGE_OPTIONS = 'SLUICE:THROTTLER_STORAGE_OPTIONS'
+
+/** @nestjs/throttler's storage on a Sluice store, counting as the guard does (defaultAlgorithm). */
+@Injectable()
+export class ThrottlerStorageService implements ThrottlerStorage {
+  /** The Sluice store the counts live in (the guard counts there too). */
+  readonly store: Store
+  readonly clock: Clock | undefined
+  private readonly limiters = new Map<string, Limiter>()
+  private readonly ledger = new BlockLedger()
+
+  constructor(
+    @Optional() @Inject(THROTTLER_STORAGE_OPTIONS) options: ThrottlerStorageServiceOptions = {},
+  ) {
+    this.store = options?.store ?? new MemoryStore()
+    this.clock = options?.clock
+  }
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    _throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
+    const limiter = this.limiterFor(limit, ttl)
+    const decision = await limiter.consume(key)
+    return recordOf(limiter, this.ledger, key, decision, blockDuration)
+  }
+
+  private limiterFor(limit: number, ttl: number): Limiter {
+    const id = `${limit}:${ttl}`
+    let limiter = this.limiters.get(id)
+    if (limiter === undefined) {
+      limiter = createLimiter({
+        limit,
+        window: ttl,
+        algorithm: defaultAlgorithm(limit),
+        store: this.store,
+        clock: this.clock,
+      })
+      this.limiters.set(id, limiter)
+    }
+    return limiter
+  }
+}
