@@ -1,4 +1,5 @@
-import { ALGORITHMS, createLimiter } from '@sluice/core'
+import { ALGORITHMS, createLimiter, MemoryStore, monotonicTurnClock, turnClock } from '@sluice/core'
+import { setMonotonicSource, type MonotonicSource } from '@sluice/core/adapter'
 
 // A clock stepped back (an NTP correction, a VM restored from a snapshot, an injected clock)
 // must not reopen windows already spent; one stepped forward is time that passed.
@@ -20,5 +21,43 @@ describe.each(ALGORITHMS)('%s on the memory store', (algorithm) => {
     // the previous one): the limit is whole again.
     now += 5000
     expect(await burst()).toBe(20)
+  })
+})
+
+// The default clock of a limiter on the memory store is monotonic: a test cannot step the
+// machine's wall clock, so it steps Date.now and holds the monotonic source still.
+describe.each(ALGORITHMS)('%s on the memory store with the default clock', (algorithm) => {
+  let restore: MonotonicSource | undefined
+  afterEach(() => {
+    jest.restoreAllMocks()
+    if (restore !== undefined) setMonotonicSource(restore)
+  })
+
+  test('a wall clock stepped back, then forward by three windows, gives no new quota', async () => {
+    const origin = Date.now()
+    restore = setMonotonicSource({ timeOrigin: origin, now: () => 0 })
+    let wall = origin
+    jest.spyOn(Date, 'now').mockImplementation(() => wall)
+    const limiter = createLimiter({ algorithm, limit: 20, window: 1000 })
+    const burst = async (): Promise<number> => {
+      let admitted = 0
+      for (let i = 0; i < 40; i++) if ((await limiter.consume('k')).allowed) admitted++
+      return admitted
+    }
+    expect(await burst()).toBe(20)
+    wall -= 1000
+    expect(await burst()).toBe(0)
+    wall += 4000
+    expect(await burst()).toBe(0)
+    // The monotonic source moving on is time that passed.
+    setMonotonicSource({ timeOrigin: origin, now: () => 5000 })
+    expect(await burst()).toBe(20)
+  })
+
+  test('a limiter on a shared store keeps the wall clock (processes must agree)', () => {
+    const shared = new MemoryStore()
+    Object.defineProperty(shared, 'local', { value: false })
+    expect(createLimiter({ limit: 1, window: 1000, store: shared }).clock).toBe(turnClock)
+    expect(createLimiter({ limit: 1, window: 1000 }).clock).toBe(monotonicTurnClock)
   })
 })

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
-import { createLimiter, MemoryStore } from '@sluice/core'
+import { ConfigError, createLimiter, MemoryStore, type MemoryStoreOptions } from '@sluice/core'
 
 /** A fixed window of `limit` an hour on `store`, at a clock that stands still. */
 function hourlyLimiter(store: MemoryStore, limit: number) {
@@ -183,6 +183,15 @@ describe('MemoryStore', () => {
     expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(
       /`maxKeys` must be a positive integer; got 0/,
     )
+  })
+
+  test('refuses an unknown option by name (a typo is not silently ignored)', () => {
+    const maxkeys = 10
+    expect(() => new MemoryStore({ maxkeys } as MemoryStoreOptions)).toThrow(ConfigError)
+    expect(() => new MemoryStore({ maxkeys } as MemoryStoreOptions)).toThrow(
+      /unknown option `maxkeys` for MemoryStore \(value 10\)/,
+    )
+    expect(() => new MemoryStore(null as unknown as MemoryStoreOptions)).toThrow(ConfigError)
   })
 })
 

@@ -4,7 +4,8 @@
  */
 import { algorithmOf, decideThenApply, newOutcome } from '../algorithms'
 import { Verdict } from '../decision'
-import { checkPositiveInteger } from '../options'
+import { invalidOption } from '../errors'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ByteBudget, NONE, PolicyTable } from './policy-table'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
@@ -32,6 +33,8 @@ export interface MemoryStoreOptions {
    */
   maxBytes?: number
 }
+
+const MEMORY_STORE_OPTIONS = ['maxKeys', 'sweepIntervalMs', 'maxBytes'] as const
 
 /** The state identity of policy i: the key itself, or the key and `keys[i]` (rules). */
 function stateKey(key: string, keys: readonly string[] | undefined, i: number): string {
@@ -67,6 +70,10 @@ export class MemoryStore implements Store {
   private readonly single = new Array<PolicyOutcome>(1)
 
   constructor(options: MemoryStoreOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      invalidOption('options', options, 'an object of MemoryStore options')
+    }
+    checkKnownOptions(options, MEMORY_STORE_OPTIONS, 'MemoryStore')
     this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
     this.budget = new ByteBudget(checkPositiveInteger(options.maxBytes ?? 2 ** 30, 'maxBytes'))
     this.sweepIntervalMs = checkPositiveInteger(
