@@ -10,7 +10,7 @@ import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
 import type { Plan, PolicyScript } from './plan'
-import { flatReply, parseOutcomes } from './replies'
+import { flatOutcomes, parseOutcomes } from './replies'
 
 /** A consume waiting in the batch of its policy's script (see Batcher.enqueue). */
 export interface BatchEntry {
@@ -167,7 +167,7 @@ export class Batcher {
           this.send(batch, true)
           return
         }
-        settle(batch, replies)
+        settle(batch, replies, this.store.serverTime)
       },
       (error: unknown) => rejectAll(batch, error),
     )
@@ -191,7 +191,7 @@ export class Batcher {
     evaluate(this.store.client, own, [own.sha, String(keys.length), ...keys, ...argv], (reply) =>
       repliesOf(reply, batch),
     ).then(
-      (replies) => settle(batch, replies),
+      (replies) => settle(batch, replies, this.store.serverTime),
       (error: unknown) => rejectAll(batch, error),
     )
   }
@@ -211,7 +211,7 @@ export class Batcher {
       args.push(state, block, String(entry.request.cost))
     }
     evaluate(this.store.client, first.own.batch, args, (reply) => repliesOf(reply, batch)).then(
-      (replies) => settle(batch, replies),
+      (replies) => settle(batch, replies, this.store.serverTime),
       (error: unknown) => rejectAll(batch, error),
     )
   }
@@ -229,8 +229,11 @@ function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
   return reply as unknown[]
 }
 
-/** Resolves each consume of the batch with its reply's outcome, or rejects it. */
-function settle(batch: readonly BatchEntry[], replies: readonly unknown[]): void {
+/**
+ * Resolves each consume of the batch with its reply's outcome, or rejects it; `timed`: Redis
+ * decided on its own clock, and the outcomes remember when (replies.ts).
+ */
+function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed: boolean): void {
   for (let i = 0; i < batch.length; i++) {
     const { plan, request, resolve, reject, call } = batch[i]
     // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
@@ -241,8 +244,8 @@ function settle(batch: readonly BatchEntry[], replies: readonly unknown[]): void
     try {
       resolve(
         call !== undefined
-          ? parseOutcomes(replies[i], plan, request)
-          : [flatReply(plan.flat as FlatKind, replies[i], plan.policies[0], request)],
+          ? parseOutcomes(replies[i], plan, request, timed)
+          : flatOutcomes(plan.flat as FlatKind, replies[i], plan.policies[0], request, timed),
       )
     } catch (error) {
       reject(error)

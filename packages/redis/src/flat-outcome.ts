@@ -16,8 +16,8 @@ import { algorithmOf, algorithms } from '@sluice/core/adapter'
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
  * - sliding-window: the reply is the script's `now`, the newest bucket, then slot and counter
  *   of each non-zero counter of the ring (the hash as read, as integers): the state vector.
- * - sliding-log: the reply is `[live, newest - now, mustExpire - now]`, all that decide reads
- *   of the log. A log of `live` timestamps, all live, whose 1st and last are the newest and
+ * - sliding-log: the reply is `[live, newest - now, mustExpire - now, now]`: all that decide
+ *   reads of the log, and the script's `now` (when a consume was logged). A log of `live` timestamps, all live, whose 1st and last are the newest and
  *   whose (live + cost - limit)-th is mustExpire, seen at 0, decides the same (decide reads
  *   the oldest to find the first live one, the newest, and that one).
  * - any: a negative integer reply is a block, -reply ms long (see store.block).
@@ -103,7 +103,7 @@ function slidingLog(
   cost: number,
   out: PolicyOutcome,
 ): PolicyOutcome | undefined {
-  if (reply.length !== 3) return undefined
+  if (reply.length !== 4) return undefined
   const [live, newest, mustExpire] = reply as number[]
   // Core's state layout (count, head, ring size, then the timestamps oldest first), holding just
   // the timestamps decide reads. Every one is live, so the oldest may stand in as the newest.

@@ -31,7 +31,7 @@ import {
   type Plan,
   type PolicyScript,
 } from './plan'
-import { asResult, flatReply, parseOutcomes } from './replies'
+import { asResult, flatOutcomes, parseOutcomes } from './replies'
 import { CasRunner, type CasOp } from './cas/runner'
 import { KeyStorage, PackedStorage } from './cas/storage'
 import { pushDriverArgs, pushOwnArgs, type ArgSettings, type Op } from './script-args'
@@ -168,7 +168,7 @@ export class RedisStore implements Store {
         // state keys sharing some of them): that entry no longer tells the truth.
         this.cache.forget(request.key)
       }
-      return { outcomes }
+      return asResult(outcomes)
     })
   }
 
@@ -331,9 +331,9 @@ export class RedisStore implements Store {
       if (op === 'r' || op === 'x') return []
       // A generic script (one with a batch form) replies per policy; a flat one, one integer.
       if (plan.flat !== undefined && genericBatchOf(script) === undefined) {
-        return [flatReply(plan.flat, reply, plan.policies[0], request)]
+        return flatOutcomes(plan.flat, reply, plan.policies[0], request, this.serverTime)
       }
-      return parseOutcomes(reply, plan, request)
+      return parseOutcomes(reply, plan, request, this.serverTime)
     })
   }
 
@@ -379,7 +379,9 @@ export class RedisStore implements Store {
     const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
     pushOwnArgs(args, request, op, extra, this.serverTime)
     return evaluate(this.client, own, args, (reply) =>
-      op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)],
+      op === 'r'
+        ? []
+        : flatOutcomes(plan.flat as FlatKind, reply, plan.policies[0], request, this.serverTime),
     )
   }
 }

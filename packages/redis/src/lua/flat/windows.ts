@@ -181,7 +181,7 @@ ${tail('sw', batch, true)}`
  * ZREMRANGEBYSCORE, ZADD and PEXPIRE: after the ZADD the newest score is max(newest, now), so
  * it is not read again.
  *
- * The reply is `{ live, newest - now, mustExpire - now }` (0 where decide does not read it):
+ * The reply is `{ live, newest - now, mustExpire - now, now }` (0 where decide does not read it):
  * everything core's decide reads of the log, from which the store computes the outcome with
  * core's own decide (flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
  * integer reply: the key's block.
