@@ -17,6 +17,7 @@ import { createOperations } from './limiter/operations'
 import { resolveLimiterSettings } from './limiter/settings'
 import { createWait } from './limiter/wait'
 import { inProcessDecide } from './limiter/in-process'
+import { prefixedKey } from './store/key-parts'
 
 export { boundedStoreCall, toStoreError }
 export {
@@ -111,7 +112,7 @@ export function buildLimiter(options: LimiterOptions): {
 
   function storeKey(key: string): string {
     checkKey(key)
-    return prefix === '' ? key : prefix + key
+    return prefixedKey(prefix, key)
   }
 
   /** Not async: a promise chain costs one promise and one async frame fewer per decision. */

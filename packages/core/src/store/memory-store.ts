@@ -8,6 +8,7 @@ import { invalidOption } from '../errors'
 import { checkKnownOptions, checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ByteBudget, NONE, PolicyTable } from './policy-table'
+import { escapeKeyPart, joinKeyParts } from './key-parts'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
 import { unrefTimer } from '../timers'
 
@@ -36,9 +37,12 @@ export interface MemoryStoreOptions {
 
 const MEMORY_STORE_OPTIONS = ['maxKeys', 'sweepIntervalMs', 'maxBytes'] as const
 
-/** The state identity of policy i: the key itself, or the key and `keys[i]` (rules). */
+/**
+ * The state identity of policy i: the key, or the key and `keys[i]` (rules) joined, so that no
+ * key names another key's rule state, whatever either holds (key-parts.ts).
+ */
 function stateKey(key: string, keys: readonly string[] | undefined, i: number): string {
-  return keys === undefined ? key : `${key}\u0000${keys[i]}`
+  return keys === undefined ? escapeKeyPart(key) : joinKeyParts(key, keys[i])
 }
 
 /**
@@ -127,8 +131,9 @@ export class MemoryStore implements Store {
     if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blockedOne(key, policy, now)
     const table = policy === this.lastPolicy ? (this.lastTable as PolicyTable) : this.table(policy)
     const out = new Verdict(policy, now)
-    const row = table.find(key)
-    if (row === NONE) return this.consumeNewKey(table, key, policy, cost, now, maxDelayMs, out)
+    const id = escapeKeyPart(key)
+    const row = table.find(id)
+    if (row === NONE) return this.consumeNewKey(table, id, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
     const base = row * table.stride
     const vector = table.vector
@@ -143,7 +148,7 @@ export class MemoryStore implements Store {
   /** consumeOneNow for a key the table does not hold: decided from the empty state, stored if admitted. */
   private consumeNewKey(
     table: PolicyTable,
-    key: string,
+    id: string,
     policy: Policy,
     cost: number,
     now: number,
@@ -154,7 +159,7 @@ export class MemoryStore implements Store {
     if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
     algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
     if (!out.allowed || cost === 0) return out
-    const row = table.insert(key)
+    const row = table.insert(id)
     algorithm.apply(table.vector, row * table.stride, now, policy, cost)
     return out
   }
