@@ -216,6 +216,31 @@ describe('maxBytes', () => {
     await store.close()
   })
 
+  test('holds at every moment while the store grows, peak included (ArrayBuffer bytes measured)', () => {
+    const maxBytes = 16 * 2 ** 20
+    const store = new MemoryStore({ maxBytes })
+    const limiter = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 1000,
+      window: '1h',
+      store,
+      clock: () => 0,
+    })
+    const before = process.memoryUsage().arrayBuffers
+    let peak = 0
+    // About 2,000 rows of 8 kB fit; 4,000 keys make the store grow to the budget, then evict.
+    for (let i = 0; i < 4000; i++) {
+      void limiter.consume(`k${i}`)
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers - before)
+      expect(store.stateBytes()).toBeLessThanOrEqual(maxBytes)
+    }
+    // The state rows, and the key index's slots (1 MB at most here) beside them: never the old
+    // buffer and its copy at once.
+    expect(peak).toBeGreaterThan(maxBytes * 0.9)
+    expect(peak).toBeLessThanOrEqual(maxBytes + 2 ** 20)
+    expect(store.size()).toBeGreaterThan(1900)
+  })
+
   test('is shared by every limit of the store, and checked', async () => {
     const store = new MemoryStore({ maxBytes: 600_000 })
     const logs = createLimiter({ algorithm: 'sliding-log', limit: 500, window: '1h', store })

@@ -29,7 +29,8 @@ export interface MemoryStoreOptions {
    * numbers (a sliding-log row holds one per admitted request of the window). Past it, a limit
    * that needs room forgets its least recently used key instead of growing. Key strings and
    * the key index come on top (bench:core measures ~81 B of heap per fixed-window key such as
-   * `user:123456`, of which its row is 24 B).
+   * `user:123456`, of which its row is 24 B). Rows are added in segments of at most 256 kB and
+   * never copied, so the bound holds at every moment, while the store grows too.
    * @default 1 GiB (2^30)
    */
   maxBytes?: number
@@ -110,7 +111,7 @@ export class MemoryStore implements Store {
       const id = stateKey(key, keys, i)
       let row = table.rowOf(id)
       if (row === NONE) row = table.insert(id)
-      table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
+      table.algorithm.apply(table.vectorOf(row), table.baseOf(row), now, policy, cost)
     }
     return outcomes
   }
@@ -135,8 +136,8 @@ export class MemoryStore implements Store {
     const row = table.find(id)
     if (row === NONE) return this.consumeNewKey(table, id, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
-    const base = row * table.stride
-    const vector = table.vector
+    const base = table.baseOf(row)
+    const vector = table.vectorOf(row)
     if (algorithm.consume !== undefined) {
       algorithm.consume(vector, base, now, policy, cost, out, maxDelayMs)
     } else {
@@ -160,7 +161,7 @@ export class MemoryStore implements Store {
     algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
     if (!out.allowed || cost === 0) return out
     const row = table.insert(id)
-    algorithm.apply(table.vector, row * table.stride, now, policy, cost)
+    algorithm.apply(table.vectorOf(row), table.baseOf(row), now, policy, cost)
     return out
   }
 
@@ -180,7 +181,7 @@ export class MemoryStore implements Store {
       const table = this.table(policy)
       const row = table.find(stateKey(key, keys, i))
       if (row !== NONE)
-        table.algorithm.refund(table.vector, row * table.stride, now, policy, cost, at)
+        table.algorithm.refund(table.vectorOf(row), table.baseOf(row), now, policy, cost, at)
     }
     return Promise.resolve()
   }
@@ -194,7 +195,7 @@ export class MemoryStore implements Store {
       const id = stateKey(key, keys, i)
       let row = table.find(id)
       if (row === NONE) row = table.insert(id)
-      table.algorithm.penalize(table.vector, row * table.stride, now, policy, cost)
+      table.algorithm.penalize(table.vectorOf(row), table.baseOf(row), now, policy, cost)
     }
     return Promise.resolve()
   }
@@ -251,8 +252,8 @@ export class MemoryStore implements Store {
         if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
         table.algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
       } else {
-        const base = row * table.stride
-        table.algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
+        const vector = table.vectorOf(row)
+        table.algorithm.decide(vector, table.baseOf(row), now, policy, cost, out, maxDelayMs)
       }
       outcomes[i] = out
     }
