@@ -107,6 +107,8 @@ export class RedisStore implements Store {
             {
               prefix: settings.prefix,
               groups: settings.groups,
+              seed: settings.seed,
+              client: this.client,
               serverTime: settings.serverTime,
               slackMs: slack,
               isCluster: this.client.isCluster,
