@@ -5,18 +5,29 @@ export type Clock = () => number
 export const systemClock: Clock = () => Date.now()
 
 /**
- * Where monotonic time comes from: `performance` by default, replaceable for tests (a test
- * cannot step the real clocks, so it steps `Date.now` and holds this one still).
+ * Where monotonic time comes from: `performance` by default (a runtime without one, or without
+ * its `timeOrigin`, decides on `Date.now()`), replaceable for tests (a test cannot step the
+ * real clocks, so it steps `Date.now` and holds this one still).
  */
 export interface MonotonicSource {
   readonly timeOrigin: number
   now(): number
 }
 
-let monotonic: MonotonicSource = performance
+/** `performance` where the runtime has one with a time origin; else none (Date.now is used). */
+function runtimeSource(): MonotonicSource | undefined {
+  const source = (globalThis as { performance?: Partial<MonotonicSource> }).performance
+  return typeof source?.timeOrigin === 'number' && typeof source.now === 'function'
+    ? (source as MonotonicSource)
+    : undefined
+}
+
+let monotonic: MonotonicSource | undefined = runtimeSource()
 
 /** Replaces the monotonic source (tests); returns the one it replaced. */
-export function setMonotonicSource(source: MonotonicSource): MonotonicSource {
+export function setMonotonicSource(
+  source: MonotonicSource | undefined,
+): MonotonicSource | undefined {
   const previous = monotonic
   monotonic = source
   return previous
@@ -29,7 +40,8 @@ export function setMonotonicSource(source: MonotonicSource): MonotonicSource {
  * clock by the steps and slews since the process started, so processes that must agree on
  * time (a shared store deciding on the client's clock) use the wall clock instead.
  */
-export const monotonicClock: Clock = () => Math.floor(monotonic.timeOrigin + monotonic.now())
+export const monotonicClock: Clock = () =>
+  monotonic === undefined ? Date.now() : Math.floor(monotonic.timeOrigin + monotonic.now())
 
 let turnNow = 0
 let turnCached = false

@@ -27,10 +27,10 @@ describe.each(ALGORITHMS)('%s on the memory store', (algorithm) => {
 // The default clock of a limiter on the memory store is monotonic: a test cannot step the
 // machine's wall clock, so it steps Date.now and holds the monotonic source still.
 describe.each(ALGORITHMS)('%s on the memory store with the default clock', (algorithm) => {
-  let restore: MonotonicSource | undefined
+  let restore: MonotonicSource | undefined | null = null
   afterEach(() => {
     jest.restoreAllMocks()
-    if (restore !== undefined) setMonotonicSource(restore)
+    if (restore !== null) setMonotonicSource(restore)
   })
 
   test('a wall clock stepped back, then forward by three windows, gives no new quota', async () => {
