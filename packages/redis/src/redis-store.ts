@@ -16,6 +16,7 @@ import type {
   StoreResult,
 } from '@sluice/core'
 import { Batcher } from './batch'
+import { ChargeTimes } from './charge-times'
 import type { BlockCache } from './block-cache'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
@@ -72,6 +73,8 @@ export class RedisStore implements Store {
   private readonly packed: PackedLayout | undefined
   /** The batch forms of the generic scripts this store has run. */
   private readonly genericBatches = new GenericBatches()
+  /** With server time: when Redis logged recent sliding-log charges, for their refunds. */
+  private readonly charges = new ChargeTimes()
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
@@ -155,7 +158,9 @@ export class RedisStore implements Store {
       const cached = (this.cache as BlockCache).get(request.key, signature, local)
       if (cached !== undefined) return Promise.resolve({ outcomes: cached })
     }
-    const sent = this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    const run = this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    const sent =
+      this.serverTime && plan.hasLog ? run.then((o) => this.charges.admitted(request, o)) : run
     if (this.cache === undefined) return sent.then(asResult)
     return sent.then((outcomes) => {
       // A blocked key's answer is kept too: until the block ends, unless block/reset clear it.
@@ -187,8 +192,10 @@ export class RedisStore implements Store {
       await this.run(plan, request, 'r', '', plan.generic)
       return
     }
-    const ago = Math.max(0, request.now - request.at)
-    await this.run(plan, request, 'r', String(ago), plan.script)
+    // A log's refund removes the timestamps Redis logged, at the time it logged them.
+    const exact = this.serverTime && plan.hasLog ? this.charges.exact(request) : request
+    const ago = Math.max(0, exact.now - (exact.at as number))
+    await this.run(plan, exact, 'r', String(ago), plan.script)
   }
 
   /** One round trip: the generic script's 'x' operation on every policy of the key. */

@@ -1,0 +1,77 @@
+import { createLimiter, createRulesLimiter } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import { connectRedis, startRedis, type LibraryClient, type RedisServer } from '@sluice/testkit'
+import { setTimeout as delay } from 'node:timers/promises'
+
+// With time: 'server' a sliding log scores each admitted unit by Redis TIME, which the
+// limiter's clock does not know. A refund at a decision's `at` (skipSuccessfulRequests,
+// limiter.refund) must still remove exactly that decision's timestamps.
+let server: RedisServer
+let connected: LibraryClient
+let run = 0
+
+beforeAll(async () => {
+  server = await startRedis()
+  connected = await connectRedis('ioredis', server.url)
+})
+
+afterAll(async () => {
+  await connected?.close()
+  await server?.stop()
+})
+
+const store = () =>
+  new RedisStore({ client: connected.client, prefix: `str${run++}`, blockCache: false })
+
+test("sliding-log: a refund at each decision's `at` gives back exactly that decision", async () => {
+  const limiter = createLimiter({
+    store: store(),
+    algorithm: 'sliding-log',
+    limit: 3,
+    window: '1h',
+  })
+  let exact = 0
+  for (let i = 0; i < 20; i++) {
+    const decision = await limiter.consume(`k${i}`, { cost: 2 })
+    // Time passes between the charge and its refund on both clocks.
+    await delay(3)
+    await limiter.refund(`k${i}`, { at: decision.at, cost: 2 })
+    if ((await limiter.peek(`k${i}`)).remaining === 3) exact++
+  }
+  expect(exact).toBe(20)
+})
+
+test('sliding-log beside a window, and rules: the same', async () => {
+  const limiter = createLimiter({
+    store: store(),
+    limits: [
+      { algorithm: 'sliding-log', limit: 3, window: '1h' },
+      { algorithm: 'fixed-window', limit: 30, window: '1h' },
+    ],
+  })
+  const first = await limiter.consume('both')
+  const second = await limiter.consume('both')
+  await delay(3)
+  await limiter.refund('both', { at: first.at })
+  await limiter.refund('both', { at: second.at })
+  expect((await limiter.peek('both')).remaining).toBe(3)
+
+  const rules = createRulesLimiter({
+    store: store(),
+    rules: {
+      domain: 'api',
+      descriptors: [
+        {
+          key: 'user',
+          rate_limit: { unit: 'hour', requests_per_unit: 2, algorithm: 'sliding-log' },
+        },
+      ],
+    },
+  })
+  for (let i = 0; i < 5; i++) {
+    const result = await rules.consume([['user', '42']])
+    expect(result.decision?.allowed).toBe(true)
+    await delay(2)
+    await rules.refund(result)
+  }
+})
