@@ -1,12 +1,7 @@
 import { createLimiter, localTier, type Decision, type Store } from '@sluice/core'
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
-import {
-  connectRedis,
-  startRedis,
-  storeSettled,
-  type LibraryClient,
-  type RedisServer,
-} from '@sluice/testkit'
+import { storeSettled } from '@sluice/testkit'
+import { oneRedis } from './one-redis'
 
 // Redis hangs (SIGSTOP) while requests are answered by onStoreError 'deny', then resumes
 // (SIGCONT) and runs the consumes that timed out. On Redis's own clock (time: 'server') a late
@@ -14,20 +9,9 @@ import {
 // whatever the algorithm keeps (a sliding log keeps one timestamp per unit).
 const TIMEOUT_MS = 100
 
-let server: RedisServer
-let connected: LibraryClient
+const live = oneRedis()
 
-beforeAll(async () => {
-  server = await startRedis()
-  connected = await connectRedis('ioredis', server.url)
-})
-
-afterEach(() => server.resume())
-
-afterAll(async () => {
-  await connected?.close()
-  await server?.stop()
-})
+afterEach(() => live.server.resume())
 
 const LAYOUTS: readonly [string, Partial<RedisStoreOptions>][] = [
   ['keys of their own', {}],
@@ -72,7 +56,7 @@ describe.each(LAYOUTS)('time: server, %s', (_layout, layout) => {
       '%s: requests denied during a hang are never charged (exact count after recovery)',
       async (name, limits) => {
         const redis = new RedisStore({
-          client: connected.client,
+          client: live.client,
           blockCache: false,
           time: 'server',
           ...layout,
@@ -89,10 +73,10 @@ describe.each(LAYOUTS)('time: server, %s', (_layout, layout) => {
         const key = `late:${name}:${String(tiered)}:${Date.now()}`
         expect(await pattern(() => limiter.consume(key), 3)).toBe('YYY')
 
-        server.pause()
+        live.server.pause()
         const during = await Promise.all(Array.from({ length: 6 }, () => limiter.consume(key)))
         expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
-        server.resume()
+        live.server.resume()
         await storeSettled(store)
 
         // The store admitted 3: 7 more pass, the 8th is refused.
@@ -108,7 +92,7 @@ describe.each(LAYOUTS)('time: server, %s', (_layout, layout) => {
 
 describe.each(LAYOUTS)('time: server, %s, local tier', (_layout, layout) => {
   test('a wide sliding log (1e5 per 31 d): leases and late charges leave exactly what Redis admitted', async () => {
-    const redis = new RedisStore({ client: connected.client, blockCache: false, ...layout })
+    const redis = new RedisStore({ client: live.client, blockCache: false, ...layout })
     const tier = localTier(redis)
     const limits = { algorithm: 'sliding-log', limit: 100_000, window: '31d' } as const
     const limiter = createLimiter({
@@ -123,9 +107,9 @@ describe.each(LAYOUTS)('time: server, %s, local tier', (_layout, layout) => {
     // Leases of 1, 2, 4, ... 64: 127 units taken, 85 spent.
     expect(await pattern(() => limiter.consume(key), 85)).toBe('Y'.repeat(85))
     // The lease runs out during the hang: the next one is asked for and answered late.
-    server.pause()
+    live.server.pause()
     const during = await Promise.all(Array.from({ length: 60 }, () => limiter.consume(key)))
-    server.resume()
+    live.server.resume()
     const answered = during.filter((d) => !d.degraded).length
     expect(during.every((d) => d.allowed === !d.degraded)).toBe(true)
     await storeSettled(tier)

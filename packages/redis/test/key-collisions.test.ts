@@ -1,23 +1,12 @@
 import { createLimiter, createRulesLimiter, type Store } from '@sluice/core'
 import { boundKey } from '@sluice/core/adapter'
 import { RedisStore } from '@sluice/redis'
-import { connectRedis, startRedis, type LibraryClient, type RedisServer } from '@sluice/testkit'
+import { oneRedis } from './one-redis'
 
 // The three collisions of stored keys, on a real Redis, in both layouts: a prefix and a key,
 // a client key and a rules state key, a long key's hash and its literal text.
-let server: RedisServer
-let connected: LibraryClient
+const redis = oneRedis()
 let run = 0
-
-beforeAll(async () => {
-  server = await startRedis()
-  connected = await connectRedis('ioredis', server.url)
-})
-
-afterAll(async () => {
-  await connected?.close()
-  await server?.stop()
-})
 
 describe.each([
   ['keys of their own', false],
@@ -26,7 +15,7 @@ describe.each([
   let store: Store
   beforeEach(() => {
     store = new RedisStore({
-      client: connected.client,
+      client: redis.client,
       prefix: `kc${run++}`,
       ...(packed ? { packed: { groups: 4 } } : {}),
     })

@@ -1,27 +1,16 @@
 import { createLimiter, createRulesLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import { connectRedis, startRedis, type LibraryClient, type RedisServer } from '@sluice/testkit'
 import { setTimeout as delay } from 'node:timers/promises'
+import { oneRedis } from './one-redis'
 
 // With time: 'server' a sliding log scores each admitted unit by Redis TIME, which the
 // limiter's clock does not know. A refund at a decision's `at` (skipSuccessfulRequests,
 // limiter.refund) must still remove exactly that decision's timestamps.
-let server: RedisServer
-let connected: LibraryClient
+const redis = oneRedis()
 let run = 0
 
-beforeAll(async () => {
-  server = await startRedis()
-  connected = await connectRedis('ioredis', server.url)
-})
-
-afterAll(async () => {
-  await connected?.close()
-  await server?.stop()
-})
-
 const store = () =>
-  new RedisStore({ client: connected.client, prefix: `str${run++}`, blockCache: false })
+  new RedisStore({ client: redis.client, prefix: `str${run++}`, blockCache: false })
 
 test("sliding-log: a refund at each decision's `at` gives back exactly that decision", async () => {
   const limiter = createLimiter({
