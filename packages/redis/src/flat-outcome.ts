@@ -14,6 +14,7 @@ import { algorithmOf, algorithms } from '@sluice/core/adapter'
  *   token-bucket share decideMeter without shaping, leaky-bucket with it.
  * - fixed-window: the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
+ *   An admitted consume on Redis's clock replies `[that, now]` (when it was counted).
  * - sliding-window: the reply is the script's `now`, the newest bucket, then slot and counter
  *   of each non-zero counter of the ring (the hash as read, as integers): the state vector.
  * - sliding-log: the reply is `[live, newest - now, mustExpire - now, now]`: all that decide
@@ -48,6 +49,10 @@ export function flatOutcome(
     if (!Array.isArray(reply)) return undefined
     if (kind === 'sw') return slidingWindow(reply, policy, cost, out)
     if (kind === 'sl') return slidingLog(reply, policy, cost, out)
+    // An admitted fixed-window consume on Redis's clock: [reply, when it was counted].
+    if (kind === 'fw' && reply.length === 2 && typeof reply[0] === 'number' && reply[0] >= 0) {
+      return flatOutcome(kind, reply[0], policy, cost, maxDelayMs)
+    }
     return undefined
   }
   if (kind === 'sw' || kind === 'sl') {

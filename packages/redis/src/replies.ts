@@ -20,10 +20,14 @@ export function decidedOn(outcomes: PolicyOutcome[], now: number | undefined): P
   return outcomes
 }
 
-/** The script's `now` where its reply carries it: sliding-window's first integer, sliding-log's fourth. */
+/**
+ * The script's `now` where its reply carries it: sliding-window's first integer, sliding-log's
+ * fourth, an admitted fixed-window's second (with server time).
+ */
 function replyNow(kind: FlatKind, reply: unknown): number | undefined {
   if (!Array.isArray(reply)) return undefined
-  const now: unknown = kind === 'sw' ? reply[0] : kind === 'sl' ? reply[3] : undefined
+  const now: unknown =
+    kind === 'sw' ? reply[0] : kind === 'sl' ? reply[3] : kind === 'fw' ? reply[1] : undefined
   return typeof now === 'number' ? now : undefined
 }
 
@@ -70,7 +74,9 @@ export function parseOutcomes(
   timed: boolean,
 ): PolicyOutcome[] {
   const n = plan.policies.length
-  if (!Array.isArray(reply) || reply.length !== n) {
+  // An admitted consume on Redis's clock ends with the time it was counted at (driver.ts).
+  const counted = Array.isArray(reply) && reply.length === n + 1 ? reply[n] : undefined
+  if (!Array.isArray(reply) || (reply.length !== n && typeof counted !== 'number')) {
     throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
   }
   const outcomes: PolicyOutcome[] = new Array(n)
@@ -78,6 +84,7 @@ export function parseOutcomes(
     outcomes[i] = flatReply(plan.kinds[i], reply[i], plan.policies[i], request)
   }
   if (timed) {
+    if (typeof counted === 'number') return decidedOn(outcomes, counted)
     // Every policy of one call is decided at the one `now`: the first reply that tells it.
     for (let i = 0; i < n; i++) {
       const now = replyNow(plan.kinds[i], reply[i])

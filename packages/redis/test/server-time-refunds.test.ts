@@ -1,4 +1,6 @@
 import { createLimiter, createRulesLimiter } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
+import { Redis } from 'ioredis'
 import { RedisStore } from '@sluice/redis'
 import { setTimeout as delay } from 'node:timers/promises'
 import { oneRedis } from './one-redis'
@@ -8,6 +10,13 @@ import { oneRedis } from './one-redis'
 // limiter.refund) must still remove exactly that decision's timestamps.
 const redis = oneRedis()
 let run = 0
+let adminClient: Redis | undefined
+
+/** A second connection, to read Redis TIME. */
+const admin = (): Redis =>
+  (adminClient ??= new Redis({ host: redis.server.host, port: redis.server.port }))
+
+afterAll(() => adminClient?.disconnect())
 
 const store = () =>
   new RedisStore({ client: redis.client, prefix: `str${run++}`, blockCache: false })
@@ -63,4 +72,35 @@ test('sliding-log beside a window, and rules: the same', async () => {
     await delay(2)
     await rules.refund(result)
   }
+})
+
+describe.each([
+  ['its flat script', [{ algorithm: 'fixed-window', limit: 5, window: 200 }]],
+  [
+    'the generic script',
+    [
+      { algorithm: 'fixed-window', limit: 5, window: 200 },
+      { algorithm: 'gcra', limit: 50, window: '1h' },
+    ],
+  ],
+] as const)('fixed-window through %s', (_name, limits) => {
+  test('a charge is refunded in the window it was counted in, even once that window has ended', async () => {
+    const policies = limits.map((limit) => resolvePolicy(limit))
+    const redisStore = store()
+    const request = { key: `fw${run}`, policies, cost: 1, now: Date.now() }
+    const [before] = await admin().time()
+    const charged = await redisStore.consume(request)
+    expect(charged.at).toBeGreaterThanOrEqual(Number(before) * 1000)
+    const at = charged.at as number
+    // Into the next window, where another request is counted.
+    await delay(200 - (at % 200) + 20)
+    expect((await redisStore.consume({ ...request, now: Date.now() })).outcomes[0]).toMatchObject({
+      allowed: true,
+      remaining: 4,
+    })
+    // The first charge's refund lands in its own (ended) window: the new one keeps its count.
+    await redisStore.refund({ ...request, now: at, at, storeClock: true })
+    const peek = await redisStore.peek({ ...request, cost: 0, now: Date.now() })
+    expect(peek.outcomes[0].remaining).toBe(4)
+  })
 })

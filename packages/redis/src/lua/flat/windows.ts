@@ -38,6 +38,8 @@ local reply = ${FW_REPLY}
 if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
 ${save('count', 'window_start', 'window_start + window', packed)}
+-- On Redis's clock, an admitted request's reply says when it was counted (StoreResult.at).
+if server then return { reply, now } end
 return reply
 ${tail(code, batch, packed)}`
 }
