@@ -10,7 +10,7 @@ import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
 import type { Plan, PolicyScript } from './plan'
-import { flatOutcomes, parseOutcomes } from './replies'
+import { decidedOn, flatOutcomes, parseOutcomes } from './replies'
 
 /** A consume waiting in the batch of its policy's script (see Batcher.enqueue). */
 export interface BatchEntry {
@@ -223,7 +223,9 @@ function rejectAll(batch: readonly BatchEntry[], error: unknown): void {
 
 /** A batch script's replies, one per consume; throws on a malformed reply. */
 function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
-  if (!Array.isArray(reply) || reply.length !== batch.length) {
+  // On Redis's clock a flat batch adds the time it decided at after the replies (frame.ts).
+  const timed = Array.isArray(reply) && typeof reply[batch.length] === 'number'
+  if (!Array.isArray(reply) || reply.length !== batch.length + (timed ? 1 : 0)) {
     throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
   }
   return reply as unknown[]
@@ -234,6 +236,7 @@ function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
  * decided on its own clock, and the outcomes remember when (replies.ts).
  */
 function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed: boolean): void {
+  const decidedAt = replies.length > batch.length ? (replies[batch.length] as number) : undefined
   for (let i = 0; i < batch.length; i++) {
     const { plan, request, resolve, reject, call } = batch[i]
     // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
@@ -242,11 +245,12 @@ function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed
       continue
     }
     try {
-      resolve(
-        call !== undefined
-          ? parseOutcomes(replies[i], plan, request, timed)
-          : flatOutcomes(plan.flat as FlatKind, replies[i], plan.policies[0], request, timed),
-      )
+      if (call !== undefined) resolve(parseOutcomes(replies[i], plan, request, timed))
+      else {
+        const kind = plan.flat as FlatKind
+        const outcomes = flatOutcomes(kind, replies[i], plan.policies[0], request, timed)
+        resolve(timed && decidedAt !== undefined ? decidedOn(outcomes, decidedAt) : outcomes)
+      }
     } catch (error) {
       reject(error)
     }

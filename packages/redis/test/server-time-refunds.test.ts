@@ -18,8 +18,8 @@ const admin = (): Redis =>
 
 afterAll(() => adminClient?.disconnect())
 
-const store = () =>
-  new RedisStore({ client: redis.client, prefix: `str${run++}`, blockCache: false })
+const store = (batchSize = 32) =>
+  new RedisStore({ client: redis.client, prefix: `str${run++}`, blockCache: false, batchSize })
 
 test("sliding-log: a refund at each decision's `at` gives back exactly that decision", async () => {
   const limiter = createLimiter({
@@ -75,18 +75,20 @@ test('sliding-log beside a window, and rules: the same', async () => {
 })
 
 describe.each([
-  ['its flat script', [{ algorithm: 'fixed-window', limit: 5, window: 200 }]],
+  ['its flat script, batched', [{ algorithm: 'fixed-window', limit: 5, window: 200 }], 32],
+  ['its flat script, alone', [{ algorithm: 'fixed-window', limit: 5, window: 200 }], 1],
   [
     'the generic script',
     [
       { algorithm: 'fixed-window', limit: 5, window: 200 },
       { algorithm: 'gcra', limit: 50, window: '1h' },
     ],
+    32,
   ],
-] as const)('fixed-window through %s', (_name, limits) => {
+] as const)('fixed-window through %s', (_name, limits, batchSize) => {
   test('a charge is refunded in the window it was counted in, even once that window has ended', async () => {
     const policies = limits.map((limit) => resolvePolicy(limit))
-    const redisStore = store()
+    const redisStore = store(batchSize)
     const request = { key: `fw${run}`, policies, cost: 1, now: Date.now() }
     const [before] = await admin().time()
     const charged = await redisStore.consume(request)

@@ -8,6 +8,12 @@ import { SW_APPLY_BUCKET, SW_REFUND_LEFT, swExpiry, swStale, swUsed } from '../s
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
 /**
+ * On Redis's clock an admitted fixed-window request replies when it was counted (StoreResult.at);
+ * a batch says it once, after every reply (see tail in frame.ts).
+ */
+const ADMITTED_AT = 'if server then return { reply, now } end\n'
+
+/**
  * fixed-window: sa = count, sb = window start. `anchor` 'first-request' (code `fk`): each key's
  * window starts at its first request (core's first-request-window.ts), else at the clock's
  * multiples of the window.
@@ -38,9 +44,7 @@ local reply = ${FW_REPLY}
 if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
 ${save('count', 'window_start', 'window_start + window', packed)}
--- On Redis's clock, an admitted request's reply says when it was counted (StoreResult.at).
-if server then return { reply, now } end
-return reply
+${batch ? '' : ADMITTED_AT}return reply
 ${tail(code, batch, packed)}`
 }
 
