@@ -1,5 +1,5 @@
 'use strict'
-// npm run bench [core|redis|http|instructions|memcached|postgres|hang|edge|local-tier|accuracy|pictures|charts|all]: each part
+// npm run bench [core|redis|http|instructions|memcached|postgres|hang|edge|local-tier|packed-flood|accuracy|pictures|charts|all]: each part
 // runs in its own process. charts comes last: it draws docs/img/bench-*.svg from the JSON the
 // others wrote.
 const { spawnSync } = require('node:child_process')
@@ -16,6 +16,7 @@ const parts = {
   hang: 'hang.js',
   edge: 'edge.js',
   'local-tier': 'local-tier.js',
+  'packed-flood': 'packed-flood.js',
   accuracy: 'accuracy.js',
   pictures: 'pictures.js',
   charts: 'charts.js',

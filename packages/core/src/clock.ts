@@ -4,11 +4,56 @@ export type Clock = () => number
 /** Reads the system clock on every call. */
 export const systemClock: Clock = () => Date.now()
 
+/**
+ * Where monotonic time comes from: `performance` by default (a runtime without one, or without
+ * its `timeOrigin`, decides on `Date.now()`), replaceable for tests (a test cannot step the
+ * real clocks, so it steps `Date.now` and holds this one still).
+ */
+export interface MonotonicSource {
+  readonly timeOrigin: number
+  now(): number
+}
+
+/** `performance` where the runtime has one with a time origin; else none (Date.now is used). */
+function runtimeSource(): MonotonicSource | undefined {
+  const source = (globalThis as { performance?: Partial<MonotonicSource> }).performance
+  return typeof source?.timeOrigin === 'number' && typeof source.now === 'function'
+    ? (source as MonotonicSource)
+    : undefined
+}
+
+let monotonic: MonotonicSource | undefined = runtimeSource()
+
+/** Replaces the monotonic source (tests); returns the one it replaced. */
+export function setMonotonicSource(
+  source: MonotonicSource | undefined,
+): MonotonicSource | undefined {
+  const previous = monotonic
+  monotonic = source
+  return previous
+}
+
+/**
+ * Epoch-like ms that never step: the wall clock when the process started plus the time elapsed
+ * since on the monotonic clock. A wall clock stepped either way (NTP, a restored VM) does not
+ * move it, so in-process decisions neither reopen nor skip a window. It drifts from the wall
+ * clock by the steps and slews since the process started, so processes that must agree on
+ * time (a shared store deciding on the client's clock) use the wall clock instead.
+ */
+export const monotonicClock: Clock = () =>
+  monotonic === undefined ? Date.now() : Math.floor(monotonic.timeOrigin + monotonic.now())
+
 let turnNow = 0
 let turnCached = false
+let monotonicTurnNow = 0
+let monotonicTurnCached = false
 
 function endTurn(): void {
   turnCached = false
+}
+
+function endMonotonicTurn(): void {
+  monotonicTurnCached = false
 }
 
 /**
@@ -31,4 +76,17 @@ export const turnClock: Clock = () => {
     void settled.then(endTurn)
   }
   return turnNow
+}
+
+/**
+ * turnClock on the monotonic clock (monotonicClock): the default clock of a limiter on an
+ * in-process store (MemoryStore), where nothing outside the process needs to agree with it.
+ */
+export const monotonicTurnClock: Clock = () => {
+  if (!monotonicTurnCached) {
+    monotonicTurnNow = monotonicClock()
+    monotonicTurnCached = true
+    void settled.then(endMonotonicTurn)
+  }
+  return monotonicTurnNow
 }

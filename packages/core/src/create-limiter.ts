@@ -20,6 +20,7 @@ import { inProcessDecide } from './limiter/in-process'
 import { registerRefusedKeys, type RefusedKey } from './metrics/top-refused'
 import { topRefusedOf } from './limiter/top-refused'
 import { withConcurrency } from './concurrency/limiter'
+import { prefixedKey } from './store/key-parts'
 
 export { boundedStoreCall, toStoreError }
 export {
@@ -120,7 +121,7 @@ export function buildLimiter(options: LimiterOptions): {
 
   function storeKey(key: string): string {
     checkKey(key)
-    return prefix === '' ? key : prefix + key
+    return prefixedKey(prefix, key)
   }
 
   /** Not async: a promise chain costs one promise and one async frame fewer per decision. */

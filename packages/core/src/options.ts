@@ -105,7 +105,9 @@ export interface LimiterOptions extends Partial<LimitOptions> {
   store?: Store
   /**
    * Source of time in ms; tests inject a fake clock.
-   * @default turnClock (Date.now(), read once per synchronous turn of the event loop)
+   * @default monotonicTurnClock on an in-process store (MemoryStore: a wall-clock step gives no
+   * new quota), turnClock (Date.now()) on a shared one; both read once per synchronous turn
+   * of the event loop
    */
   clock?: Clock
   /**

@@ -9,7 +9,7 @@ export { createLimiter } from './create-limiter'
 export { MemoryStore } from './store/memory-store'
 export { ALGORITHMS } from './policy'
 export { parseDuration, formatDuration } from './duration'
-export { systemClock, turnClock } from './clock'
+export { monotonicClock, monotonicTurnClock, systemClock, turnClock } from './clock'
 export { SluiceError, ConfigError, StoreError, invalidOption } from './errors'
 export { storeHealth } from './store-call/health'
 export {

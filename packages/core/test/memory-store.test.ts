@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
-import { createLimiter, MemoryStore } from '@sluice/core'
+import { ConfigError, createLimiter, MemoryStore, type MemoryStoreOptions } from '@sluice/core'
 
 /** A fixed window of `limit` an hour on `store`, at a clock that stands still. */
 function hourlyLimiter(store: MemoryStore, limit: number) {
@@ -184,6 +184,15 @@ describe('MemoryStore', () => {
       /`maxKeys` must be a positive integer; got 0/,
     )
   })
+
+  test('refuses an unknown option by name (a typo is not silently ignored)', () => {
+    const maxkeys = 10
+    expect(() => new MemoryStore({ maxkeys } as MemoryStoreOptions)).toThrow(ConfigError)
+    expect(() => new MemoryStore({ maxkeys } as MemoryStoreOptions)).toThrow(
+      /unknown option `maxkeys` for MemoryStore \(value 10\)/,
+    )
+    expect(() => new MemoryStore(null as unknown as MemoryStoreOptions)).toThrow(ConfigError)
+  })
 })
 
 describe('maxBytes', () => {
@@ -205,6 +214,31 @@ describe('maxBytes', () => {
     expect((await limiter.peek('k1999')).remaining).toBe(999)
     expect((await limiter.peek('k0')).remaining).toBe(1000)
     await store.close()
+  })
+
+  test('holds at every moment while the store grows, peak included (ArrayBuffer bytes measured)', () => {
+    const maxBytes = 16 * 2 ** 20
+    const store = new MemoryStore({ maxBytes })
+    const limiter = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 1000,
+      window: '1h',
+      store,
+      clock: () => 0,
+    })
+    const before = process.memoryUsage().arrayBuffers
+    let peak = 0
+    // About 2,000 rows of 8 kB fit; 4,000 keys make the store grow to the budget, then evict.
+    for (let i = 0; i < 4000; i++) {
+      void limiter.consume(`k${i}`)
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers - before)
+      expect(store.stateBytes()).toBeLessThanOrEqual(maxBytes)
+    }
+    // The state rows, and the key index's slots (1 MB at most here) beside them: never the old
+    // buffer and its copy at once.
+    expect(peak).toBeGreaterThan(maxBytes * 0.9)
+    expect(peak).toBeLessThanOrEqual(maxBytes + 2 ** 20)
+    expect(store.size()).toBeGreaterThan(1900)
   })
 
   test('is shared by every limit of the store, and checked', async () => {

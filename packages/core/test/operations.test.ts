@@ -225,7 +225,7 @@ describe('argument checks', () => {
       prefix: 'p:',
     })
     await limiter2.block('k', 2500)
-    expect(calls).toEqual([{ key: 'p:k', until: T0 + 2500, now: T0 }])
+    expect(calls).toEqual([{ key: 'p:\u0000\u0002k', until: T0 + 2500, now: T0 }])
   })
 })
 

@@ -129,7 +129,7 @@ describe('createRulesLimiter', () => {
     const { store, calls } = recording()
     const limiter = createRulesLimiter({ rules: RULES, store, prefix: 'svc:' })
     await limiter.consume([['user', 'x']], { cost: 2 })
-    expect(calls[0]).toMatchObject({ key: 'svc:api', cost: 2 })
+    expect(calls[0]).toMatchObject({ key: 'svc:\u0000\u0002api', cost: 2 })
   })
 
   test("onStoreError: 'allow' and 'deny' decide without the store; 'throw' rejects", async () => {

@@ -7,8 +7,15 @@ import { algorithmOf } from '@sluice/core/adapter'
 
 /*
  * Where each policy's state lives. Counter algorithms keep one memcached counter per time
- * bucket (`<prefix>:<policy id>:<key>:<bucket>`), as the seeds' sliding counters do; meters keep
- * their state vector as one text item (`<prefix>:<policy id>:<key>`), rewritten by CAS.
+ * bucket (`<prefix>:<policy id>|<key>:<bucket>`), as the seeds' sliding counters do; meters keep
+ * their state vector as one text item (`<prefix>:<policy id>|<key>`), rewritten by CAS.
+ *
+ * Names are read back one way only, whatever the client key holds: a policy id never holds
+ * `|`, `#` or `@`, so the first of them after the prefix ends the id, and says what follows: `|`
+ * the client key as it is, `#` the SHA-256 of a key too long for memcached, `@` the SHA-256 of
+ * a key and a rules state key. A client key cannot name another key's hash, nor another
+ * limit's state (`fw:10:1000` with key `5:x` is not `fw:10:1000:5` with key `x`). A counter's
+ * bucket index, digits only, follows the last `:`.
  */
 
 /** memcached refuses longer keys. */
@@ -39,14 +46,19 @@ export function isCounter(policy: Policy): boolean {
 
 /** The key's part of an item name, hashed when the name would pass memcached's 250 bytes. */
 function stem(prefix: string, policy: Policy, key: string): string {
-  const plain = `${prefix}:${policy.id}:${key}`
+  const plain = `${prefix}:${policy.id}|${key}`
   if (Buffer.byteLength(plain) + BUCKET_SUFFIX_BYTES <= MAX_KEY_BYTES) return plain
-  return `${prefix}:${policy.id}:#${createHash('sha256').update(key).digest('base64url')}`
+  return `${prefix}:${policy.id}#${sha256(key)}`
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('base64url')
 }
 
 /**
  * `stateKey`: the per-policy state key within `key` (StoreRequest.keys); the pair is hashed
- * (`@<sha256>`), so no choice of key and state key can name another pair's items.
+ * (`@<sha256>`), the key's length first, so no choice of key and state key can name another
+ * pair's items.
  */
 export function partOf(prefix: string, policy: Policy, key: string, stateKey?: string): Part {
   const counter = isCounter(policy)
@@ -60,17 +72,18 @@ export function partOf(prefix: string, policy: Policy, key: string, stateKey?: s
     base:
       stateKey === undefined
         ? stem(prefix, policy, key)
-        : `${prefix}:${policy.id}:@${createHash('sha256')
-            .update(`${key}\u0000${stateKey}`)
-            .digest('base64url')}`,
+        : `${prefix}:${policy.id}@${sha256(`${key.length}:${key}${stateKey}`)}`,
   }
 }
 
-/** The key's block (`store.block`): `<prefix>:b:<key>`, its end time (ms) as decimal text. */
+/**
+ * The key's block (`store.block`): `<prefix>:b|<key>` (`<prefix>:b#<sha256>` when too long), its
+ * end time (ms) as decimal text.
+ */
 export function blockKey(prefix: string, key: string): string {
-  const plain = `${prefix}:b:${key}`
+  const plain = `${prefix}:b|${key}`
   if (Buffer.byteLength(plain) <= MAX_KEY_BYTES) return plain
-  return `${prefix}:b:#${createHash('sha256').update(key).digest('base64url')}`
+  return `${prefix}:b#${sha256(key)}`
 }
 
 /** A counter's count per bucket, as read into `state` (the inverse of counterState). */

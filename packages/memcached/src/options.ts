@@ -9,7 +9,7 @@ import { Wire, type MemjsClient } from './wire'
 
 export interface CommonOptions {
   /**
-   * Namespace of every item the store writes: `<prefix>:<policy id>:<key>[:<bucket>]`.
+   * Namespace of every item the store writes: `<prefix>:<policy id>|<key>[:<bucket>]`.
    * @default 'sluice'
    */
   prefix?: string

@@ -98,10 +98,10 @@ describe('set-up', () => {
     const key = freshKey()
     const policies = [policy('fixed-window', 3, 60_000)]
     await store.consume({ key, policies, cost: 2, now: 120_500 })
-    const item = await inspector.get(`app:${policies[0].id}:${key}:2`)
+    const item = await inspector.get(`app:${policies[0].id}|${key}:2`)
     expect(item.value?.toString()).toBe('2')
     await store.close()
-    expect((await inspector.get(`app:${policies[0].id}:${key}:2`)).value?.toString()).toBe('2')
+    expect((await inspector.get(`app:${policies[0].id}|${key}:2`)).value?.toString()).toBe('2')
   })
 })
 
@@ -110,7 +110,7 @@ describe('counters as in the seeds', () => {
     const store = new MemcachedStore({ client: inspector })
     const key = freshKey()
     const sw = policy('sliding-window', 7, 60_000)
-    const base = `sluice:${sw.id}:${key}`
+    const base = `sluice:${sw.id}|${key}`
     await store.consume({ key, policies: [sw], cost: 5, now: 600_000 + 1000 })
     await store.consume({ key, policies: [sw], cost: 3, now: 660_000 + 1000 })
     const previous = await metaGet(`${base}:10`)
@@ -132,7 +132,7 @@ describe('counters as in the seeds', () => {
     for (let t = 0; t < 5; t++)
       await store.consume({ key, policies: [sw], cost: 2, now: t * 1000 + 500 })
     for (let b = 0; b < 5; b++) {
-      expect((await metaGet(`sluice:${sw.id}:${key}:${b}`))?.value).toBe('2')
+      expect((await metaGet(`sluice:${sw.id}|${key}:${b}`))?.value).toBe('2')
     }
     // At 4500: buckets 1-4 in full (8) and bucket 0 weighted by half (1) -> 9 used.
     const look = await store.peek({ key, policies: [sw], cost: 0, now: 4500 })
@@ -166,7 +166,7 @@ describe('concurrency', () => {
       )
       expect(results.filter((r) => r.outcomes[0].allowed)).toHaveLength(10)
       // The 40 rolled back left nothing behind.
-      expect((await metaGet(`sluice:${policies[0].id}:${key}:20`))?.value).toBe('10')
+      expect((await metaGet(`sluice:${policies[0].id}|${key}:20`))?.value).toBe('10')
       const look = await store.peek({ key, policies, cost: 0, now })
       expect(look.outcomes[0]).toMatchObject({ allowed: true, remaining: 0 })
       await store.close()
@@ -289,7 +289,7 @@ describe('concurrency', () => {
       expect(totals.admitted).toBeGreaterThanOrEqual(limit - 20)
       // Every rolled-back increment was taken back: the bucket holds exactly the admitted.
       const id = policy(job.algorithm, limit, 3_600_000).id
-      const stored = await metaGet(`sluice:${id}:${job.key}:2`)
+      const stored = await metaGet(`sluice:${id}|${job.key}:2`)
       expect(Number(stored?.value)).toBe(totals.admitted)
     }
   })

@@ -9,7 +9,7 @@ import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
 import type { Plan, PolicyScript } from './plan'
-import { flatReply, parseOutcomes } from './replies'
+import { decidedOn, flatOutcomes, parseOutcomes } from './replies'
 
 /** A consume waiting in the batch of its policy's script (see Batcher.enqueue). */
 export interface BatchEntry {
@@ -166,7 +166,7 @@ export class Batcher {
           this.send(batch, true)
           return
         }
-        settle(batch, replies)
+        settle(batch, replies, this.store.serverTime)
       },
       (error: unknown) => rejectAll(batch, error),
     )
@@ -190,7 +190,7 @@ export class Batcher {
     evaluate(this.store.client, own, [own.sha, String(keys.length), ...keys, ...argv], (reply) =>
       repliesOf(reply, batch),
     ).then(
-      (replies) => settle(batch, replies),
+      (replies) => settle(batch, replies, this.store.serverTime),
       (error: unknown) => rejectAll(batch, error),
     )
   }
@@ -210,7 +210,7 @@ export class Batcher {
       args.push(state, block, String(entry.request.cost))
     }
     evaluate(this.store.client, first.own.batch, args, (reply) => repliesOf(reply, batch)).then(
-      (replies) => settle(batch, replies),
+      (replies) => settle(batch, replies, this.store.serverTime),
       (error: unknown) => rejectAll(batch, error),
     )
   }
@@ -222,14 +222,20 @@ function rejectAll(batch: readonly BatchEntry[], error: unknown): void {
 
 /** A batch script's replies, one per consume; throws on a malformed reply. */
 function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
-  if (!Array.isArray(reply) || reply.length !== batch.length) {
+  // On Redis's clock a flat batch adds the time it decided at after the replies (frame.ts).
+  const timed = Array.isArray(reply) && typeof reply[batch.length] === 'number'
+  if (!Array.isArray(reply) || reply.length !== batch.length + (timed ? 1 : 0)) {
     throw new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
   }
   return reply as unknown[]
 }
 
-/** Resolves each consume of the batch with its reply's outcome, or rejects it. */
-function settle(batch: readonly BatchEntry[], replies: readonly unknown[]): void {
+/**
+ * Resolves each consume of the batch with its reply's outcome, or rejects it; `timed`: Redis
+ * decided on its own clock, and the outcomes remember when (replies.ts).
+ */
+function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed: boolean): void {
+  const decidedAt = replies.length > batch.length ? (replies[batch.length] as number) : undefined
   for (let i = 0; i < batch.length; i++) {
     const { plan, request, resolve, reject, call } = batch[i]
     // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
@@ -238,11 +244,12 @@ function settle(batch: readonly BatchEntry[], replies: readonly unknown[]): void
       continue
     }
     try {
-      resolve(
-        call !== undefined
-          ? parseOutcomes(replies[i], plan, request)
-          : [flatReply(plan.flat as FlatKind, replies[i], plan.policies[0], request)],
-      )
+      if (call !== undefined) resolve(parseOutcomes(replies[i], plan, request, timed))
+      else {
+        const kind = plan.flat as FlatKind
+        const outcomes = flatOutcomes(kind, replies[i], plan.policies[0], request, timed)
+        resolve(timed && decidedAt !== undefined ? decidedOn(outcomes, decidedAt) : outcomes)
+      }
     } catch (error) {
       reject(error)
     }

@@ -14,10 +14,11 @@ import { algorithmOf, algorithms } from '@sluice/core/adapter'
  *   token-bucket share decideMeter without shaping, leaky-bucket with it.
  * - fixed-window: the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
+ *   An admitted consume on Redis's clock replies `[that, now]` (when it was counted).
  * - sliding-window: the reply is the script's `now`, the newest bucket, then slot and counter
  *   of each non-zero counter of the ring (the hash as read, as integers): the state vector.
- * - sliding-log: the reply is `[live, newest - now, mustExpire - now]`, all that decide reads
- *   of the log. A log of `live` timestamps, all live, whose 1st and last are the newest and
+ * - sliding-log: the reply is `[live, newest - now, mustExpire - now, now]`: all that decide
+ *   reads of the log, and the script's `now` (when a consume was logged). A log of `live` timestamps, all live, whose 1st and last are the newest and
  *   whose (live + cost - limit)-th is mustExpire, seen at 0, decides the same (decide reads
  *   the oldest to find the first live one, the newest, and that one).
  * - any: a negative integer reply is a block, -reply ms long (see store.block).
@@ -48,6 +49,10 @@ export function flatOutcome(
     if (!Array.isArray(reply)) return undefined
     if (kind === 'sw') return slidingWindow(reply, policy, cost, out)
     if (kind === 'sl') return slidingLog(reply, policy, cost, out)
+    // An admitted fixed-window consume on Redis's clock: [reply, when it was counted].
+    if (kind === 'fw' && reply.length === 2 && typeof reply[0] === 'number' && reply[0] >= 0) {
+      return flatOutcome(kind, reply[0], policy, cost, maxDelayMs)
+    }
     return undefined
   }
   if (kind === 'sw' || kind === 'sl') {
@@ -103,7 +108,7 @@ function slidingLog(
   cost: number,
   out: PolicyOutcome,
 ): PolicyOutcome | undefined {
-  if (reply.length !== 3) return undefined
+  if (reply.length !== 4) return undefined
   const [live, newest, mustExpire] = reply as number[]
   // Core's state layout (count, head, ring size, then the timestamps oldest first), holding just
   // the timestamps decide reads. Every one is live, so the oldest may stand in as the newest.

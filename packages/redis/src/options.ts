@@ -88,9 +88,14 @@ export interface RedisStoreOptions {
    * `groups` (default 4096): hashes per limit. Keep each under Redis's
    * `hash-max-listpack-entries` (128): about your live client keys / 50. Changing `groups` (or
    * turning packing on or off) starts every client from empty state.
+   * `seed` (default: a random one shared through Redis): the secret the group of a client key is
+   * a keyed hash with, so that no client can choose many keys of one group. Without it, the
+   * first process sets a random seed in `<prefix>:seed` (no TTL) and every process reads it
+   * once; give one (the same in every process) where Redis may evict or lose keys. Changing it
+   * starts every client from empty state.
    * @default false
    */
-  packed?: false | { groups?: number }
+  packed?: false | { groups?: number; seed?: string }
 }
 
 /** RedisStoreOptions resolved: what the store reads on every call. */
@@ -108,6 +113,8 @@ export interface RedisSettings {
   readonly batchSize: number
   /** Hashes per limit of a packed store (see RedisStoreOptions.packed); 0: not packed. */
   readonly groups: number
+  /** `packed.seed`; undefined: shared through Redis. */
+  readonly seed: string | undefined
 }
 
 const KNOWN = [
@@ -179,8 +186,22 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   if (packed !== false) checkKnownOptions(packed, ['groups'], 'RedisStore `packed`')
   const groups = packed === false ? 0 : (packed.groups ?? 4096)
   if (packed !== false) checkInteger(groups, 'packed.groups', 1)
+  const seed = packed === false ? undefined : packed.seed
+  if (packed !== false) {
+    check(
+      seed === undefined || (typeof seed === 'string' && seed !== ''),
+      'packed.seed',
+      'a non-empty string',
+      seed,
+    )
+    for (const name of Object.keys(packed)) {
+      const value = (packed as Record<string, unknown>)[name]
+      check(name === 'groups' || name === 'seed', `packed.${name}`, 'unset (unknown)', value)
+    }
+  }
   return {
     groups,
+    seed,
     client,
     prefix: checkPrefix(options.prefix ?? 'sluice'),
     serverTime,

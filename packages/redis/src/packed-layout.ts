@@ -7,7 +7,9 @@
 import type { PolicyOutcome, StoreRequest } from '@sluice/core'
 import type { Batcher, BatchEntry } from './batch'
 import type { CasOp, CasRunner } from './cas/runner'
+import { groupHashOf, sharedSeed, type GroupHash } from './cas/group-hash'
 import { packedBlock, packedField, packedPlaces, packedStem } from './cas/packed-places'
+import type { ScriptClient } from './client/types'
 import type { Place } from './cas/storage'
 import { escapePart } from './keys'
 import type { LuaScript } from './lua'
@@ -18,6 +20,10 @@ import { pushDriverArgs } from './script-args'
 export interface PackedHost {
   readonly prefix: string
   readonly groups: number
+  /** `packed.seed`; undefined: the seed the store's processes share in `<prefix>:seed`. */
+  readonly seed: string | undefined
+  /** Reads (or sets) that shared seed. */
+  readonly client: ScriptClient
   readonly serverTime: boolean
   /** ms added to every TTL (clockToleranceMs with client time), as a number and as sent. */
   readonly slackMs: number
@@ -37,11 +43,32 @@ export interface PackedHost {
 }
 
 export class PackedLayout {
+  /** Which group a client key is in; undefined until the shared seed has been read. */
+  private hash: GroupHash | undefined
+  private seeding: Promise<GroupHash> | undefined
+
   constructor(
     private readonly host: PackedHost,
     /** Compare-and-set on fields of the packed hashes (PackedStorage). */
     private readonly runner: CasRunner,
-  ) {}
+  ) {
+    if (host.seed !== undefined) this.hash = groupHashOf(host.seed, host.groups)
+  }
+
+  /**
+   * The group hash, from the seed the store's processes share (read once; a failed read is
+   * tried again by the next call).
+   */
+  private seeded(): Promise<GroupHash> {
+    this.seeding ??= sharedSeed(this.host.client, this.host.prefix).then(
+      (seed) => (this.hash = groupHashOf(seed, this.host.groups)),
+      (error: unknown) => {
+        this.seeding = undefined
+        throw error
+      },
+    )
+    return this.seeding
+  }
 
   /**
    * Any operation: a consume of one policy of a packed script's algorithm joins the batch of
@@ -55,8 +82,12 @@ export class PackedLayout {
     extra: string,
     script: LuaScript,
   ): Promise<PolicyOutcome[]> {
+    const hash = this.hash
+    if (hash === undefined) {
+      return this.seeded().then(() => this.run(plan, request, op, extra, script))
+    }
     const { key, keys } = request
-    const stem = packedStem(this.host.prefix, this.host.groups, key)
+    const stem = packedStem(this.host.prefix, hash, key)
     const escaped = escapePart(key)
     const own = plan.own
     const batched = plan.packedScript !== undefined && op === 'c' && this.host.batches(request)
@@ -98,18 +129,20 @@ export class PackedLayout {
   }
 
   /** Sets (or lifts) the key's block: a field of `<prefix>:{%g<group>}:b`, by compare-and-set. */
-  block(key: string, until: number, now: number): Promise<void> {
-    const { prefix, groups, serverTime, slackMs } = this.host
+  async block(key: string, until: number, now: number): Promise<void> {
+    const { prefix, serverTime, slackMs } = this.host
+    const hash = this.hash ?? (await this.seeded())
     const span = until - now
-    const place = packedBlock(packedStem(prefix, groups, key), key)
+    const place = packedBlock(packedStem(prefix, hash, key), key)
     return this.runner.put([place], serverTime ? undefined : now, (at) =>
       span > 0 ? { value: String(at + span), ttlMs: span + slackMs } : { value: '', ttlMs: 0 },
     )
   }
 
   /** Deletes the key's block, and its states unless the plan keeps keys of its own (a log). */
-  reset(key: string, plan: Plan, keys: readonly string[] | undefined): Promise<void> {
-    const stem = packedStem(this.host.prefix, this.host.groups, key)
+  async reset(key: string, plan: Plan, keys: readonly string[] | undefined): Promise<void> {
+    const hash = this.hash ?? (await this.seeded())
+    const stem = packedStem(this.host.prefix, hash, key)
     const places = plan.hasLog ? [] : packedPlaces(stem, key, keys, plan.ids)
     places.push(packedBlock(stem, key))
     const now = this.host.serverTime ? undefined : Date.now()

@@ -16,6 +16,7 @@ import type {
 } from '@sluice/core'
 import type { BlockCache } from '@sluice/core/adapter'
 import { Batcher } from './batch'
+import { ChargeTimes } from './charge-times'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import { RedisSlots } from './slots'
@@ -31,7 +32,7 @@ import {
   type Plan,
   type PolicyScript,
 } from './plan'
-import { asResult, flatReply, parseOutcomes } from './replies'
+import { asResult, flatOutcomes, parseOutcomes } from './replies'
 import { CasRunner, type CasOp } from './cas/runner'
 import { KeyStorage, PackedStorage } from './cas/storage'
 import { pushDriverArgs, pushOwnArgs, type ArgSettings, type Op } from './script-args'
@@ -74,6 +75,8 @@ export class RedisStore implements Store {
   private readonly packed: PackedLayout | undefined
   /** The batch forms of the generic scripts this store has run. */
   private readonly genericBatches = new GenericBatches()
+  /** With server time: when Redis logged recent sliding-log charges, for their refunds. */
+  private readonly charges = new ChargeTimes()
 
   constructor(options: RedisStoreOptions) {
     const settings = resolveRedisOptions(options)
@@ -110,6 +113,8 @@ export class RedisStore implements Store {
             {
               prefix: settings.prefix,
               groups: settings.groups,
+              seed: settings.seed,
+              client: this.client,
               serverTime: settings.serverTime,
               slackMs: slack,
               isCluster: this.client.isCluster,
@@ -156,7 +161,9 @@ export class RedisStore implements Store {
       const cached = (this.cache as BlockCache).get(request.key, signature, local)
       if (cached !== undefined) return Promise.resolve({ outcomes: cached })
     }
-    const sent = this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    const run = this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    const sent =
+      this.serverTime && plan.hasLog ? run.then((o) => this.charges.admitted(request, o)) : run
     if (this.cache === undefined) return sent.then(asResult)
     return sent.then((outcomes) => {
       // A blocked key's answer is kept too: until the block ends, unless block/reset clear it.
@@ -171,7 +178,7 @@ export class RedisStore implements Store {
         // state keys sharing some of them): that entry no longer tells the truth.
         this.cache.forget(request.key)
       }
-      return { outcomes }
+      return asResult(outcomes)
     })
   }
 
@@ -188,8 +195,10 @@ export class RedisStore implements Store {
       await this.run(plan, request, 'r', '', plan.generic)
       return
     }
-    const ago = Math.max(0, request.now - request.at)
-    await this.run(plan, request, 'r', String(ago), plan.script)
+    // A log's refund removes the timestamps Redis logged, at the time it logged them.
+    const exact = this.serverTime && plan.hasLog ? this.charges.exact(request) : request
+    const ago = Math.max(0, exact.now - (exact.at as number))
+    await this.run(plan, exact, 'r', String(ago), plan.script)
   }
 
   /** One round trip: the generic script's 'x' operation on every policy of the key. */
@@ -334,9 +343,9 @@ export class RedisStore implements Store {
       if (op === 'r' || op === 'x') return []
       // A generic script (one with a batch form) replies per policy; a flat one, one integer.
       if (plan.flat !== undefined && genericBatchOf(script) === undefined) {
-        return [flatReply(plan.flat, reply, plan.policies[0], request)]
+        return flatOutcomes(plan.flat, reply, plan.policies[0], request, this.serverTime)
       }
-      return parseOutcomes(reply, plan, request)
+      return parseOutcomes(reply, plan, request, this.serverTime)
     })
   }
 
@@ -382,7 +391,9 @@ export class RedisStore implements Store {
     const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
     pushOwnArgs(args, request, op, extra, this.serverTime)
     return evaluate(this.client, own, args, (reply) =>
-      op === 'r' ? [] : [flatReply(plan.flat as FlatKind, reply, plan.policies[0], request)],
+      op === 'r'
+        ? []
+        : flatOutcomes(plan.flat as FlatKind, reply, plan.policies[0], request, this.serverTime),
     )
   }
 }

@@ -2,7 +2,7 @@
  * Owns the ARGV RedisStore sends: the generic scripts' (lua/driver.ts), which the packed
  * scripts share, and a per-policy flat script's, trimmed to what is not its default.
  */
-import type { StoreRequest } from '@sluice/core'
+import type { StoreRefund, StoreRequest } from '@sluice/core'
 
 /** consume, peek, refund (with `extra`: ms ago) or reward (without), penalize. */
 export type Op = 'c' | 'p' | 'r' | 'x'
@@ -15,6 +15,14 @@ export interface ArgSettings {
   readonly toleranceMs: string
 }
 
+/**
+ * Whether Redis decides the call on its own clock (TIME): with server time, except a refund at
+ * a time Redis itself reported (StoreRefund.storeClock), which is decided at that `now`.
+ */
+export function decidesAtOwnNow(request: StoreRequest, serverTime: boolean): boolean {
+  return serverTime && (request as StoreRefund).storeClock !== true
+}
+
 /** Adds ARGV[1..6] of the generic scripts (lua/driver.ts). */
 export function pushDriverArgs(
   args: string[],
@@ -25,7 +33,7 @@ export function pushDriverArgs(
 ): void {
   args.push(
     op,
-    settings.serverTime ? '' : String(request.now),
+    decidesAtOwnNow(request, settings.serverTime) ? '' : String(request.now),
     String(request.cost),
     extra,
     settings.toleranceMs,
@@ -47,11 +55,12 @@ export function pushOwnArgs(
 ): void {
   const cost = request.cost
   const maxDelayMs = request.maxDelayMs! > 0 ? (request.maxDelayMs as number) : 0
+  const ownNow = decidesAtOwnNow(request, serverTime)
   const count =
-    maxDelayMs > 0 ? 5 : cost !== 1 ? 4 : !serverTime ? 3 : op !== 'c' ? 2 : extra !== '' ? 1 : 0
+    maxDelayMs > 0 ? 5 : cost !== 1 ? 4 : !ownNow ? 3 : op !== 'c' ? 2 : extra !== '' ? 1 : 0
   if (count > 0) args.push(extra)
   if (count > 1) args.push(op)
-  if (count > 2) args.push(serverTime ? '' : String(request.now))
+  if (count > 2) args.push(ownNow ? '' : String(request.now))
   if (count > 3) args.push(String(cost))
   if (count > 4) args.push(String(maxDelayMs))
 }

@@ -49,7 +49,12 @@ test('every limit of a client key is a field of its group hash, which lives as l
   })
   await limiter.consume('alice')
   await limiter.consume('bob')
-  expect((await admin.keys('*')).sort()).toEqual(['sluice:{%g0}:g100/1h', 'sluice:{%g0}:k5/1m'])
+  // The seed of the group hash, which every process of the store shares (see group-hash.ts).
+  expect((await admin.keys('*')).sort()).toEqual([
+    'sluice:seed',
+    'sluice:{%g0}:g100/1h',
+    'sluice:{%g0}:k5/1m',
+  ])
   const window = await admin.hgetall('sluice:{%g0}:k5/1m')
   expect(Object.keys(window).sort()).toEqual(['alice', 'bob'])
   // `<expires at>;<state>`: the window's end plus the clock tolerance (1000 ms by default).
@@ -190,6 +195,7 @@ test('sliding-log keeps keys of its own on a packed store, and blocks and resets
   })
   for (const limiter of [log, both, meter]) await limiter.consume('carol')
   expect((await admin.keys('*')).sort()).toEqual([
+    'sluice:seed',
     'sluice:{%g0}:g5/1m',
     'sluice:{carol}:g5/1m',
     'sluice:{carol}:s3/1m',
@@ -343,8 +349,9 @@ test.each(['sliding-window', 'gcra'] as const)(
     await limiter.reset('k')
     expect((await limiter.consume('k')).remaining).toBe(2)
     await limiter.reset('k')
-    // Only the flag that tells batches to look for blocks, which expires with the block.
-    expect(await admin.keys('blocks:*')).toEqual(['blocks:blocks'])
+    // Only the flag that tells batches to look for blocks, which expires with the block, and
+    // the group hash's seed.
+    expect((await admin.keys('blocks:*')).sort()).toEqual(['blocks:blocks', 'blocks:seed'])
   },
 )
 

@@ -248,9 +248,18 @@ export function combineKeys<Req>(
   }
 }
 
-/** Keys past `MAX_KEY_BYTES` become `sha256:<digest>`: same client, same bucket, bounded size. */
+/** What a hashed key starts with; a client key that starts with it is hashed too. */
+const HASHED = 'sha256:'
+
+/**
+ * Keys past `MAX_KEY_BYTES` become `sha256:<digest>`: same client, same bucket, bounded size. A
+ * key that already starts with `sha256:` is hashed as well, whatever its length, so no client
+ * can send the name another key's hash takes (a 300-byte key and the literal
+ * `sha256:<its digest>` are two buckets).
+ */
 export function boundKey(key: string): string {
   // A UTF-16 unit is at most 3 UTF-8 bytes, so short keys skip the byte count.
-  if (key.length * 3 <= MAX_KEY_BYTES || utf8Length(key) <= MAX_KEY_BYTES) return key
-  return `sha256:${base64url(sha256(key))}`
+  const short = key.length * 3 <= MAX_KEY_BYTES || utf8Length(key) <= MAX_KEY_BYTES
+  if (short && !key.startsWith(HASHED)) return key
+  return `${HASHED}${base64url(sha256(key))}`
 }

@@ -7,6 +7,7 @@
 import type { Decision } from '../decision'
 import type { DirectConsume } from '../create-limiter'
 import type { Policy } from '../policy'
+import { prefixedKey } from '../store/key-parts'
 import type { Store } from '../store/types'
 import { combineOutcomes } from './decisions'
 import type { Observation } from './observe'
@@ -50,7 +51,7 @@ export function inProcessDecide(
     try {
       const now = clock()
       return (oneNowStore as OneNowStore).consumeOneNow(
-        prefix === '' ? key : prefix + key,
+        prefixedKey(prefix, key),
         onlyPolicy,
         cost,
         now,
@@ -72,7 +73,7 @@ export function inProcessDecide(
     let decision: Decision
     try {
       const now = clock()
-      const storeKey = prefix === '' ? key : prefix + key
+      const storeKey = prefixedKey(prefix, key)
       if (oneNowStore !== undefined && applied === policies && policies.length === 1) {
         // The store's Verdict, made at `now`, is the whole decision of a single policy.
         decision = oneNowStore.consumeOneNow(storeKey, policies[0], cost, now, 0)

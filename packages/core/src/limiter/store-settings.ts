@@ -3,7 +3,7 @@
  * createRulesLimiter's: the store and its protection (timeout, breaker, calls in flight,
  * outage log), the clock, the key prefix and the onDecision hook. Checked once, at creation.
  */
-import { turnClock, type Clock } from '../clock'
+import { monotonicTurnClock, turnClock, type Clock } from '../clock'
 import { invalidOption } from '../errors'
 import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
 import { MemoryStore } from '../store/memory-store'
@@ -48,7 +48,8 @@ function checkTimeoutMs(value: unknown): number {
  */
 export function resolveStoreSettings(options: StoreOptionsInput, mode: string): StoreSettings {
   const store: Store = options.store === undefined ? new MemoryStore() : checkStore(options.store)
-  const clock = (options.clock ?? turnClock) as Clock
+  // In process nothing else needs this clock: decide on one a wall-clock step cannot move.
+  const clock = (options.clock ?? (store.local === true ? monotonicTurnClock : turnClock)) as Clock
   if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
   const prefix = options.prefix ?? ''
   if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')

@@ -8,6 +8,7 @@ import { badArgument, combineOutcomes, degradedDecision, toStoreError } from '..
 import type { Decision } from '../decision'
 import type { DecisionReporter } from '../events'
 import type { PolicyOutcome } from '../policy'
+import { prefixedKey } from '../store/key-parts'
 import type { StoreRequest } from '../store/types'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
 import type { RulesDecision } from './limiter'
@@ -153,7 +154,7 @@ export function createRulesDecider(ctx: RulesDeciderContext) {
     maxDelayMs: number,
   ): Promise<RulesDecision> {
     const set = ctx.rules()
-    const group = ctx.prefix + set.domain
+    const group = prefixedKey(ctx.prefix, set.domain)
     const matches = set.match(checkEntries(entries))
     const none = { matches, shadowRejected: NO_MATCHES, counted: NO_MATCHES, group }
     if (matches.length === 0) return { decision: undefined, ...none }

@@ -67,7 +67,7 @@ export interface RulesDecision {
   readonly shadowRejected: readonly MatchedRule[]
   /** The rules whose counts this request took (for a refund); empty when nothing was taken. */
   readonly counted: readonly MatchedRule[]
-  /** The group key of the store call (prefix + domain). */
+  /** The group key of the store call: the domain, after the prefix when there is one (store/key-parts.ts). */
   readonly group: string
 }
 

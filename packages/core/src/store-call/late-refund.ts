@@ -16,14 +16,27 @@ export function lateRefund(
   return function undoLate(request, result) {
     if (request.cost <= 0) return
     for (const outcome of result.outcomes) if (!outcome.allowed) return
-    const now = clock()
-    // A store on its own clock charged when the command ran, moments before this reply came;
-    // any other charged at the request's `now`.
-    const refund: StoreRefund = { ...request, now, at: store.ownClock === true ? now : request.now }
+    const refund: StoreRefund =
+      result.at === undefined
+        ? arrivalRefund(request, store, clock())
+        : chargedRefund(request, result.at)
     boundedStoreCall(() => store.refund(refund), guard, undefined, true).catch((error: unknown) => {
       logger.warn(
         `[sluice] a late charge of ${request.cost} to key ${JSON.stringify(request.key)} could not be refunded: ${String(error)}`,
       )
     })
   }
+}
+
+/** The refund of the charge the store says it made at `at` on its own clock: exactly there. */
+function chargedRefund(request: StoreRequest, at: number): StoreRefund {
+  return { ...request, now: at, at, storeClock: true }
+}
+
+/**
+ * A store that does not say when it charged: one on the requests' clock charged at the
+ * request's `now`; one on its own clock when the command ran, moments before this reply came.
+ */
+function arrivalRefund(request: StoreRequest, store: Store, now: number): StoreRefund {
+  return { ...request, now, at: store.ownClock === true ? now : request.now }
 }

@@ -65,10 +65,13 @@ export class KeyIndex {
     return this.keys[row]
   }
 
-  /** Room for rows below `rows` (the table grew). */
+  /**
+   * Room for rows below `rows` (the table grew by a segment). The key list doubles when it must
+   * grow, so a table that grows a segment at a time copies it O(1) times per row.
+   */
   reserveRows(rows: number): void {
-    // Sized with the rows, so the key list does not over-allocate the way a growing array does.
-    const keys = new Array<string>(rows)
+    if (rows <= this.keys.length) return
+    const keys = new Array<string>(Math.max(rows, this.keys.length * 2))
     for (let row = 0; row < this.keys.length; row++) keys[row] = this.keys[row]
     this.keys = keys
   }

@@ -5,9 +5,11 @@
 import { MemorySlots } from '../concurrency/slots'
 import { algorithmOf, decideThenApply, newOutcome } from '../algorithms'
 import { Verdict } from '../decision'
-import { checkPositiveInteger } from '../options'
+import { invalidOption } from '../errors'
+import { checkKnownOptions, checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ByteBudget, NONE, PolicyTable } from './policy-table'
+import { escapeKeyPart, joinKeyParts } from './key-parts'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
 import { unrefTimer } from '../timers'
 
@@ -28,15 +30,21 @@ export interface MemoryStoreOptions {
    * numbers (a sliding-log row holds one per admitted request of the window). Past it, a limit
    * that needs room forgets its least recently used key instead of growing. Key strings and
    * the key index come on top (bench:core measures ~81 B of heap per fixed-window key such as
-   * `user:123456`, of which its row is 24 B).
+   * `user:123456`, of which its row is 24 B). Rows are added in segments of at most 256 kB and
+   * never copied, so the bound holds at every moment, while the store grows too.
    * @default 1 GiB (2^30)
    */
   maxBytes?: number
 }
 
-/** The state identity of policy i: the key itself, or the key and `keys[i]` (rules). */
+const MEMORY_STORE_OPTIONS = ['maxKeys', 'sweepIntervalMs', 'maxBytes'] as const
+
+/**
+ * The state identity of policy i: the key, or the key and `keys[i]` (rules) joined, so that no
+ * key names another key's rule state, whatever either holds (key-parts.ts).
+ */
 function stateKey(key: string, keys: readonly string[] | undefined, i: number): string {
-  return keys === undefined ? key : `${key}\u0000${keys[i]}`
+  return keys === undefined ? escapeKeyPart(key) : joinKeyParts(key, keys[i])
 }
 
 /**
@@ -70,6 +78,10 @@ export class MemoryStore implements Store {
   private readonly single = new Array<PolicyOutcome>(1)
 
   constructor(options: MemoryStoreOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      invalidOption('options', options, 'an object of MemoryStore options')
+    }
+    checkKnownOptions(options, MEMORY_STORE_OPTIONS, 'MemoryStore')
     this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
     this.budget = new ByteBudget(checkPositiveInteger(options.maxBytes ?? 2 ** 30, 'maxBytes'))
     this.sweepIntervalMs = checkPositiveInteger(
@@ -102,7 +114,7 @@ export class MemoryStore implements Store {
       const id = stateKey(key, keys, i)
       let row = table.rowOf(id)
       if (row === NONE) row = table.insert(id)
-      table.algorithm.apply(table.vector, row * table.stride, now, policy, cost)
+      table.algorithm.apply(table.vectorOf(row), table.baseOf(row), now, policy, cost)
     }
     return outcomes
   }
@@ -123,11 +135,12 @@ export class MemoryStore implements Store {
     if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blockedOne(key, policy, now)
     const table = policy === this.lastPolicy ? (this.lastTable as PolicyTable) : this.table(policy)
     const out = new Verdict(policy, now)
-    const row = table.find(key)
-    if (row === NONE) return this.consumeNewKey(table, key, policy, cost, now, maxDelayMs, out)
+    const id = escapeKeyPart(key)
+    const row = table.find(id)
+    if (row === NONE) return this.consumeNewKey(table, id, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
-    const base = row * table.stride
-    const vector = table.vector
+    const base = table.baseOf(row)
+    const vector = table.vectorOf(row)
     if (algorithm.consume !== undefined) {
       algorithm.consume(vector, base, now, policy, cost, out, maxDelayMs)
     } else {
@@ -139,7 +152,7 @@ export class MemoryStore implements Store {
   /** consumeOneNow for a key the table does not hold: decided from the empty state, stored if admitted. */
   private consumeNewKey(
     table: PolicyTable,
-    key: string,
+    id: string,
     policy: Policy,
     cost: number,
     now: number,
@@ -150,8 +163,8 @@ export class MemoryStore implements Store {
     if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
     algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
     if (!out.allowed || cost === 0) return out
-    const row = table.insert(key)
-    algorithm.apply(table.vector, row * table.stride, now, policy, cost)
+    const row = table.insert(id)
+    algorithm.apply(table.vectorOf(row), table.baseOf(row), now, policy, cost)
     return out
   }
 
@@ -171,7 +184,7 @@ export class MemoryStore implements Store {
       const table = this.table(policy)
       const row = table.find(stateKey(key, keys, i))
       if (row !== NONE)
-        table.algorithm.refund(table.vector, row * table.stride, now, policy, cost, at)
+        table.algorithm.refund(table.vectorOf(row), table.baseOf(row), now, policy, cost, at)
     }
     return Promise.resolve()
   }
@@ -185,7 +198,7 @@ export class MemoryStore implements Store {
       const id = stateKey(key, keys, i)
       let row = table.find(id)
       if (row === NONE) row = table.insert(id)
-      table.algorithm.penalize(table.vector, row * table.stride, now, policy, cost)
+      table.algorithm.penalize(table.vectorOf(row), table.baseOf(row), now, policy, cost)
     }
     return Promise.resolve()
   }
@@ -242,8 +255,8 @@ export class MemoryStore implements Store {
         if (this.empty.length < table.slots) this.empty = new Float64Array(table.slots)
         table.algorithm.decide(this.empty, 0, now, policy, cost, out, maxDelayMs)
       } else {
-        const base = row * table.stride
-        table.algorithm.decide(table.vector, base, now, policy, cost, out, maxDelayMs)
+        const vector = table.vectorOf(row)
+        table.algorithm.decide(vector, table.baseOf(row), now, policy, cost, out, maxDelayMs)
       }
       outcomes[i] = out
     }

@@ -18,21 +18,30 @@ export class ByteBudget {
 }
 
 export const NONE = ABSENT
-/** Bytes a policy's table allocates before it holds its first keys. */
-const FIRST_ALLOCATION = 256 * 1024
+/** Bytes of one segment of a policy's table, at most (a wider row gets a segment of its own). */
+const SEGMENT_BYTES = 256 * 1024
 
 /**
- * The keys of one policy in one buffer, no object per key: row `r` holds the state's slots as
- * doubles, then its LRU links as two int32 (the next newer and the next older row, NONE at the
- * ends) in the last double's place. A key's state and links share a cache line or two, so a
- * decision on a cold key waits for memory once there rather than once per array.
+ * The keys of one policy, no object per key: row `r` holds the state's slots as doubles, then
+ * its LRU links as two int32 (the next newer and the next older row, NONE at the ends) in the
+ * last double's place. A key's state and links share a cache line or two, so a decision on a
+ * cold key waits for memory once there rather than once per array.
+ *
+ * Rows live in segments of a fixed number of rows (a power of two, up to SEGMENT_BYTES each),
+ * one ArrayBuffer per segment: the table grows by a segment, and nothing is copied. A buffer
+ * that doubled by copying kept the old one alive during the copy (and until a collection after
+ * it), twice `maxBytes` at the peak; segments keep every moment within the budget.
  */
 export class PolicyTable {
   private readonly index: KeyIndex
-  private state!: Float64Array
-  private links!: Int32Array
+  /** The state of each segment (`vectorOf`), and the same buffer as int32 for the links. */
+  private states: Float64Array[] = []
+  private links: Int32Array[] = []
+  /** Rows per segment: 2^shift. */
+  private readonly shift: number
+  private readonly mask: number
   private freeRows: number[] = []
-  private capacity: number
+  private capacity = 0
   /** The most recently used row (NONE when empty); a hot key's row is usually this one. */
   private newest = NONE
   private oldest = NONE
@@ -49,18 +58,14 @@ export class PolicyTable {
   ) {
     this.slots = slots
     this.stride = slots + 1
-    // The first allocation holds up to 1024 rows but never more than FIRST_ALLOCATION bytes:
-    // a sliding-log row holds `limit` timestamps, and a large limit must not reserve
-    // gigabytes before the second key arrives (the table doubles as keys come).
-    const rowBytes = this.stride * 8
-    const room = Math.floor((budget.max - budget.allocated) / rowBytes)
-    this.capacity = Math.max(
-      1,
-      Math.min(maxKeys, 1024, Math.floor(FIRST_ALLOCATION / rowBytes), room),
-    )
-    budget.allocated += this.capacity * rowBytes
-    this.allocate(new ArrayBuffer(this.capacity * this.stride * 8))
-    this.index = new KeyIndex(this.capacity)
+    // A sliding-log row holds `limit` timestamps: a large limit gets small segments, so it
+    // never reserves much before the keys come.
+    const rows = Math.max(1, Math.min(1024, maxKeys, Math.floor(SEGMENT_BYTES / (this.stride * 8))))
+    this.shift = 31 - Math.clz32(rows)
+    this.mask = (1 << this.shift) - 1
+    this.index = new KeyIndex(1 << this.shift)
+    // The first segment, even past maxBytes: a limit must be able to hold one key.
+    this.addSegment(Math.max(1, Math.min(1 << this.shift, this.roomRows())))
   }
 
   /** Keys held. */
@@ -68,35 +73,52 @@ export class PolicyTable {
     return this.index.size
   }
 
-  get vector(): Float64Array {
-    return this.state
+  /** The state vector row `row` is in (its slots start at `baseOf(row)`). */
+  vectorOf(row: number): Float64Array {
+    return this.states[row >>> this.shift]
   }
 
-  private allocate(buffer: ArrayBuffer): void {
-    this.state = new Float64Array(buffer)
-    this.links = new Int32Array(buffer)
+  /** Where row `row`'s slots start in `vectorOf(row)`. */
+  baseOf(row: number): number {
+    return (row & this.mask) * this.stride
   }
 
-  /** Where row's newer link is (its older one follows), in int32 units. */
-  private link(row: number): number {
-    return (row * this.stride + this.slots) * 2
+  /** Rows the budget still has room for. */
+  private roomRows(): number {
+    return Math.floor((this.budget.max - this.budget.allocated) / (this.stride * 8))
+  }
+
+  /** Adds a segment of `rows` rows (the last one may be short: it ends where the budget does). */
+  private addSegment(rows: number): void {
+    const bytes = rows * this.stride * 8
+    this.budget.allocated += bytes
+    const buffer = new ArrayBuffer(bytes)
+    this.states.push(new Float64Array(buffer))
+    this.links.push(new Int32Array(buffer))
+    this.capacity += rows
+    this.index.reserveRows(this.capacity)
   }
 
   /** Sliding-log state grows with the limit; a soft or elastic allowance may need wider rows. */
   widen(slots: number): void {
     const stride = slots + 1
-    // Wider rows are needed to decide at all: they are allocated even past maxBytes.
+    // Wider rows are needed to decide at all: they are allocated even past maxBytes. One
+    // segment is copied at a time.
     this.budget.allocated += this.capacity * (stride - this.stride) * 8
-    const buffer = new ArrayBuffer(this.capacity * stride * 8)
-    const bytes = new Uint8Array(buffer)
-    const old = new Uint8Array(this.state.buffer)
-    for (let row = 0; row < this.capacity; row++) {
-      const from = row * this.stride * 8
-      const to = row * stride * 8
-      bytes.set(old.subarray(from, from + this.slots * 8), to) // the state; new slots stay 0
-      bytes.set(old.subarray(from + this.slots * 8, from + this.stride * 8), to + slots * 8) // links
+    for (let k = 0; k < this.states.length; k++) {
+      const rows = this.states[k].length / this.stride
+      const buffer = new ArrayBuffer(rows * stride * 8)
+      const bytes = new Uint8Array(buffer)
+      const old = new Uint8Array(this.states[k].buffer)
+      for (let row = 0; row < rows; row++) {
+        const from = row * this.stride * 8
+        const to = row * stride * 8
+        bytes.set(old.subarray(from, from + this.slots * 8), to) // the state; new slots stay 0
+        bytes.set(old.subarray(from + this.slots * 8, from + this.stride * 8), to + slots * 8) // links
+      }
+      this.states[k] = new Float64Array(buffer)
+      this.links[k] = new Int32Array(buffer)
     }
-    this.allocate(buffer)
     this.slots = slots
     this.stride = stride
   }
@@ -122,7 +144,7 @@ export class PolicyTable {
       row = this.freeRows.pop() as number
     } else if (this.index.size < this.capacity) {
       row = this.index.size
-    } else if (this.capacity < this.maxKeys && this.budget.fits(this.growthBytes())) {
+    } else if (this.canGrow()) {
       this.grow()
       row = this.index.size
     } else {
@@ -130,7 +152,8 @@ export class PolicyTable {
       this.unlink(row)
       this.index.remove(row)
     }
-    this.state.fill(0, row * this.stride, row * this.stride + this.slots)
+    const base = this.baseOf(row)
+    this.vectorOf(row).fill(0, base, base + this.slots)
     this.index.add(key, row)
     this.linkNewest(row)
     return row
@@ -151,7 +174,12 @@ export class PolicyTable {
   sweep(now: number, budget: number): void {
     while (budget-- > 0 && this.oldest !== NONE) {
       const row = this.oldest
-      if (this.algorithm.expiresAt(this.state, row * this.stride, this.policyForSweep) > now) return
+      const expiresAt = this.algorithm.expiresAt(
+        this.vectorOf(row),
+        this.baseOf(row),
+        this.policyForSweep,
+      )
+      if (expiresAt > now) return
       this.deleteRow(row)
     }
   }
@@ -159,28 +187,22 @@ export class PolicyTable {
   /** The policy last used with this table (its expiry depends on the window, not on scaling). */
   policyForSweep!: Policy
 
-  /** The capacity a growth would reach: double, within maxKeys and the store's byte budget. */
-  private grownCapacity(): number {
-    const rowBytes = this.stride * 8
-    const room = Math.floor((this.budget.max - this.budget.allocated) / rowBytes)
-    return Math.min(this.maxKeys, this.capacity * 2, this.capacity + room)
+  /**
+   * Whether a segment can be added: below maxKeys, and a whole row more fits the budget. Only
+   * the last segment is ever short (where maxKeys or the budget ends), so no later one follows it.
+   */
+  private canGrow(): boolean {
+    return (
+      this.capacity < this.maxKeys &&
+      this.capacity === this.states.length << this.shift &&
+      this.roomRows() > 0
+    )
   }
 
-  /** Bytes a growth adds (0 when there is no room for even one more row). */
-  private growthBytes(): number {
-    const extra = this.grownCapacity() - this.capacity
-    return extra > 0 ? extra * this.stride * 8 : Infinity
-  }
-
+  /** One more segment, as long as maxKeys and the budget allow. */
   private grow(): void {
-    const capacity = this.grownCapacity()
-    this.budget.allocated += (capacity - this.capacity) * this.stride * 8
-    const buffer = new ArrayBuffer(capacity * this.stride * 8)
-    // Bytes, not doubles: the links' bit patterns must come through unchanged.
-    new Uint8Array(buffer).set(new Uint8Array(this.state.buffer))
-    this.index.reserveRows(capacity)
-    this.allocate(buffer)
-    this.capacity = capacity
+    const rows = Math.min(1 << this.shift, this.maxKeys - this.capacity, this.roomRows())
+    this.addSegment(rows)
   }
 
   /** Makes a row other than the newest the newest. */
@@ -190,23 +212,33 @@ export class PolicyTable {
   }
 
   private linkNewest(row: number): void {
-    const links = this.links
+    const links = this.linksOf(row)
     const at = this.link(row)
     links[at] = NONE
     links[at + 1] = this.newest
-    if (this.newest !== NONE) links[this.link(this.newest)] = row
+    if (this.newest !== NONE) this.linksOf(this.newest)[this.link(this.newest)] = row
     this.newest = row
     if (this.oldest === NONE) this.oldest = row
   }
 
   private unlink(row: number): void {
-    const links = this.links
+    const links = this.linksOf(row)
     const at = this.link(row)
     const newer = links[at]
     const older = links[at + 1]
-    if (newer !== NONE) links[this.link(newer) + 1] = older
+    if (newer !== NONE) this.linksOf(newer)[this.link(newer) + 1] = older
     else this.newest = older
-    if (older !== NONE) links[this.link(older)] = newer
+    if (older !== NONE) this.linksOf(older)[this.link(older)] = newer
     else this.oldest = newer
+  }
+
+  /** Where row's newer link is (its older one follows), in int32 units. */
+  private link(row: number): number {
+    return ((row & this.mask) * this.stride + this.slots) * 2
+  }
+
+  /** The links of row `row` are in this segment's int32 view, at `link(row)`. */
+  private linksOf(row: number): Int32Array {
+    return this.links[row >>> this.shift]
   }
 }

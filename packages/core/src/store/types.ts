@@ -41,6 +41,13 @@ export interface StoreRefund extends StoreRequest {
    * reset. Absent (`reward`): taken from the newest usage, never below empty.
    */
   readonly at?: number
+  /**
+   * `now` and `at` are on the store's own clock: the refund of a charge made at a StoreResult's
+   * `at` (a late reply's, a lease's). A store with a clock of its own (`ownClock`) then decides
+   * the refund at `now` as given instead of reading its clock, so it lands exactly where the
+   * charge did (the same sliding-log timestamps, window or bucket). Other stores ignore it.
+   */
+  readonly storeClock?: boolean
 }
 
 /** `limiter.block`: the key is refused until `until`, whatever its counters say. */
@@ -54,6 +61,13 @@ export interface StoreBlock {
 export interface StoreResult {
   /** One outcome per policy, in the order of `request.policies`. */
   readonly outcomes: readonly PolicyOutcome[]
+  /**
+   * When an admitted request was counted, on the store's own clock, where that is not the
+   * request's `now` (RedisStore with `time: 'server'`: Redis `TIME` as the script read it).
+   * Refunding that charge exactly (a late reply's) takes this as `at` and `now`, with
+   * `storeClock`. Absent: the charge was made at the request's `now`.
+   */
+  readonly at?: number
 }
 
 /**
@@ -101,7 +115,8 @@ export interface Store {
   reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void>
   /**
    * True when the store decides with a clock of its own (RedisStore with `time: 'server'`), not
-   * the request's `now`: a late reply's charge is then refunded as made at the reply's arrival.
+   * the request's `now`: a late reply's charge is refunded at the StoreResult's `at` when the
+   * store reports it, else as made at the reply's arrival.
    */
   readonly ownClock?: boolean
   /** True for in-process stores (MemoryStore): calls cannot hang, so the limiter arms no timeout. */

@@ -17,6 +17,8 @@ export class LeaseEntry {
   takenAt = 0
   /** The `at` its unspent units are refunded with: when the store counted them (see start). */
   refundAt = 0
+  /** refundAt is on the store's own clock, as the store reported it (StoreRefund.storeClock). */
+  refundOnStoreClock = false
   /** When the lease's units may no longer be spent (the requests' clock); 0: no lease. */
   expiresAt = 0
   /** The store's outcomes of the lease's consume: what local decisions are computed from. */
@@ -48,9 +50,11 @@ export class LeaseEntry {
 
   /**
    * Starts a lease of `size` units, asked at `sent` and granted with `outcomes` by `answered`.
-   * A store on the requests' clock counted it at `sent`; one on a clock of its own (Redis
-   * `TIME`) somewhere between `sent` and `answered`, and its refund must land in that same
-   * window or bucket: `answered`, or just before the window's end if the answer came later.
+   * A store on the requests' clock counted it at `sent`. One on a clock of its own (Redis
+   * `TIME`) says when it counted (`chargedAt`, StoreResult.at), and the refund goes exactly
+   * there; if it does not say, it counted somewhere between `sent` and `answered`, and its
+   * refund must land in that same window or bucket: `answered`, or just before the window's
+   * end if the answer came later.
    */
   start(
     size: number,
@@ -59,12 +63,15 @@ export class LeaseEntry {
     answered: number,
     ownClock: boolean,
     outcomes: readonly PolicyOutcome[],
+    chargedAt: number | undefined,
   ): void {
     const windowLeft = untilWindowEnd(this.policies, outcomes)
     this.size = size
     this.held = size - spent
     this.takenAt = sent
-    this.refundAt = ownClock ? Math.max(sent, Math.min(answered, sent + windowLeft - 1)) : sent
+    this.refundOnStoreClock = chargedAt !== undefined
+    this.refundAt =
+      chargedAt ?? (ownClock ? Math.max(sent, Math.min(answered, sent + windowLeft - 1)) : sent)
     this.outcomes = outcomes
     this.expiresAt = sent + Math.max(0, Math.min(this.leaseMs, windowLeft))
   }

@@ -107,9 +107,12 @@ class LocalTierStore implements LocalTier {
     return this.store.peek(request)
   }
 
-  /** A unit spent from the live lease goes back to it; anything else to the store. */
+  /**
+   * A unit spent from the live lease goes back to it; anything else to the store, and so does
+   * the refund of a charge the store reported (storeClock: a consume passed on as it was).
+   */
   refund(request: StoreRefund): Promise<void> {
-    const entry = this.closed ? undefined : this.leases.find(request)
+    const entry = this.closed || request.storeClock === true ? undefined : this.leases.find(request)
     if (
       entry !== undefined &&
       request.at !== undefined &&
@@ -214,6 +217,7 @@ class LocalTierStore implements LocalTier {
           this.estimatedNow(),
           this.ownClock === true,
           result.outcomes,
+          result.at,
         )
         return { outcomes: leasedOutcomes(entry, request.policies, sent) }
       }
@@ -229,24 +233,27 @@ class LocalTierStore implements LocalTier {
         answered,
         this.ownClock === true,
         result.outcomes,
+        result.at,
       )
     } else entry.nextSize = 1
     return result
   }
 
-  /** Ends the entry's lease at `now` and refunds its unspent units as taken when it was. */
+  /**
+   * Ends the entry's lease at `now` and refunds its unspent units as taken when it was: at the
+   * store's own time when the store reported it, so they leave exactly what the lease added.
+   */
   private endLease(entry: LeaseEntry, now: number): void {
     const at = entry.refundAt
+    const storeClock = entry.refundOnStoreClock
     const unspent = entry.end(now)
     if (unspent === 0) return
-    const refund = this.sharedRefund({
-      key: entry.key,
-      keys: entry.keys,
-      policies: entry.policies,
-      cost: unspent,
-      now,
-      at,
-    })
+    const { key, keys, policies } = entry
+    const refund = this.sharedRefund(
+      storeClock
+        ? { key, keys, policies, cost: unspent, now: at, at, storeClock }
+        : { key, keys, policies, cost: unspent, now, at },
+    )
       // A refund that fails leaves the units charged: fewer admitted, never more.
       .catch(noop)
       .finally(() => this.refunds.delete(refund))

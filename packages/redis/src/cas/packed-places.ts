@@ -2,26 +2,17 @@
  * Owns where a packed store (RedisStoreOptions.packed) keeps each state: one hash per limit and
  * group, `<prefix>:{%g<group>}:<policy id>`, a field per client key (its escaped key, then
  * `:<escaped state key>` for rules); the key's block in `<prefix>:{%g<group>}:b`. The group is
- * FNV-1a of the client key modulo `groups`, so every place of one client key shares one hash
+ * a keyed hash of the client key modulo `groups` (group-hash.ts), so every place of one client key shares one hash
  * tag (one Cluster slot). `%g` never comes out of escapeKey, so no client key's own key can be
  * one of these names.
  */
 import { escapePart } from '../keys'
+import type { GroupHash } from './group-hash'
 import type { Place } from './storage'
 
-/** FNV-1a (32 bits) of the key's UTF-16 code units, modulo `groups`. */
-export function groupOf(key: string, groups: number): number {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < key.length; i++) {
-    hash ^= key.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return (hash >>> 0) % groups
-}
-
 /** The stem every place of the client key shares: `<prefix>:{%g<group>}:`. */
-export function packedStem(prefix: string, groups: number, key: string): string {
-  return `${prefix}:{%g${groupOf(key, groups)}}:`
+export function packedStem(prefix: string, hash: GroupHash, key: string): string {
+  return `${prefix}:{%g${hash.groupOf(key)}}:`
 }
 
 /** Policy i's field: the escaped client key, then `:<escaped state key>` for rules. */

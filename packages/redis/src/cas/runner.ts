@@ -11,6 +11,8 @@
 import type { Policy, PolicyOutcome, StoreRefund, StoreRequest } from '@sluice/core'
 import { algorithmOf, SerialQueues } from '@sluice/core/adapter'
 import { describeValue } from '../keys'
+import { decidedOn } from '../replies'
+import { decidesAtOwnNow } from '../script-args'
 import type { CasStorage, Change, Place } from './storage'
 
 /** consume, peek, refund (with `at`) or reward (without), penalize. */
@@ -125,7 +127,7 @@ export class CasRunner {
     const read = await this.storage.read(
       distinct,
       decides ? block : undefined,
-      this.serverTime ? undefined : request.now,
+      decidesAtOwnNow(request, this.serverTime) ? undefined : request.now,
     )
     const now = read.now
     const rows = new Map<string, Row>()
@@ -157,6 +159,8 @@ export class CasRunner {
         return out
       })
       if (op === 'p' || request.cost === 0 || outcomes.some((o) => !o.allowed)) return outcomes
+      // Counted at Redis's `now`: a refund of this charge goes exactly there (StoreResult.at).
+      if (this.serverTime) decidedOn(outcomes, now)
     }
     this.change(policies, rowOf, request, op, now)
     const check =

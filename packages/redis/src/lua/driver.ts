@@ -37,7 +37,8 @@
  * wait, a sliding window's counters, a log's summary), before this request. The store computes
  * each outcome from it with core's own decide (flat-outcome.ts); the scripts only test
  * admission. While the key is blocked every policy answers -(ms until it ends) and nothing is
- * read or written. Refund and penalize return nothing.
+ * read or written. An admitted consume on Redis TIME adds the time it was counted at, after the
+ * policies' replies. Refund and penalize return nothing.
  */
 import { eachAlone } from './flat/frame'
 
@@ -49,7 +50,8 @@ const DRIVER_FUNCTION = `
 local function driver()
   local op = ARGV[1]
   local now = tonumber(ARGV[2])
-  if not now then
+  local server = not now
+  if server then
     -- Allowed before writes because Redis >= 5 replicates a script's effects, not the script
     -- (redis.replicate_commands() would cost 1.5 us a call for nothing there).
     local t = call('TIME')
@@ -128,6 +130,8 @@ local function driver()
       p.alg.apply(states[i], now, p, cost)
       p.alg.save(places[i], states[i], now, p)
     end
+    -- On Redis's clock, when the request was counted (StoreResult.at).
+    if server then out[n + 1] = now end
   end
   return out
 end

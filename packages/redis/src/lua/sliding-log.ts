@@ -16,7 +16,8 @@
 /**
  * The log as decide reads it: `live` timestamps in (now - window, now], the `newest`, and the
  * one that must expire before a request of `cost` fits (`must`); `reply` = { live, newest -
- * now, must - now } (0 where decide reads nothing), and `after`, the live range's lower bound.
+ * now, must - now, now } (0 where decide reads nothing; `now`, the timestamp a consume logs:
+ * its exact refund, StoreResult.at), and `after`, the live range's lower bound.
  */
 export const SL_LOOK = `local after = '(' .. string.format('%d', now - window)
 local live = call('ZCOUNT', key, after, '+inf')
@@ -26,7 +27,7 @@ local must = now
 if cost <= limit and live + cost > limit then
   must = tonumber(call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', live + cost - limit - 1, 1)[2])
 end
-local reply = { live, newest - now, must - now }
+local reply = { live, newest - now, must - now, now }
 `
 
 /** Whether the request fits (decide's admission test). */

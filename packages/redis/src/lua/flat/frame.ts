@@ -295,9 +295,11 @@ export function tail(code: string, batch: boolean, packed = false): string {
     if id ~= '' then extra = id .. '/' .. i end
     -- Block keys are read only while the blocks flag exists, and declared then.
     out[i] = one(KEYS[i], declared and KEYS[m + i], extra, tonumber(ARGV[i + 3]) or 1)`
+  // On Redis's clock the batch ends with the time it decided at, once for all its decisions.
   return `end
 local id, out, n = ARGV[1], {}, m
-${eachAlone(decide)}${holdsRepeated(code) && !packed ? 'flush()\n' : ''}return out
+${eachAlone(decide)}${holdsRepeated(code) && !packed ? 'flush()\n' : ''}if server then out[n + 1] = now end
+return out
 `
 }
 

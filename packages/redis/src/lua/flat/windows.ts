@@ -8,6 +8,12 @@ import { SW_APPLY_BUCKET, SW_REFUND_LEFT, swExpiry, swStale, swUsed } from '../s
 import { tail, prologue, head, save, type BakedPolicy } from './frame'
 
 /**
+ * On Redis's clock an admitted fixed-window request replies when it was counted (StoreResult.at);
+ * a batch says it once, after every reply (see tail in frame.ts).
+ */
+const ADMITTED_AT = 'if server then return { reply, now } end\n'
+
+/**
  * fixed-window: sa = count, sb = window start. `anchor` 'first-request' (code `fk`): each key's
  * window starts at its first request (core's first-request-window.ts), else at the clock's
  * multiples of the window.
@@ -38,7 +44,7 @@ local reply = ${FW_REPLY}
 if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
 count = count + cost
 ${save('count', 'window_start', 'window_start + window', packed)}
-return reply
+${batch ? '' : ADMITTED_AT}return reply
 ${tail(code, batch, packed)}`
 }
 
@@ -181,7 +187,7 @@ ${tail('sw', batch, true)}`
  * ZREMRANGEBYSCORE, ZADD and PEXPIRE: after the ZADD the newest score is max(newest, now), so
  * it is not read again.
  *
- * The reply is `{ live, newest - now, mustExpire - now }` (0 where decide does not read it):
+ * The reply is `{ live, newest - now, mustExpire - now, now }` (0 where decide does not read it):
  * everything core's decide reads of the log, from which the store computes the outcome with
  * core's own decide (flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
  * integer reply: the key's block.

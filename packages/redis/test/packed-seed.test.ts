@@ -1,0 +1,90 @@
+import { ConfigError, createLimiter } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import { startRedis, type RedisServer } from '@sluice/testkit'
+import { Redis } from 'ioredis'
+
+// The packed layout's group of a client key is a keyed hash: which keys share a hash depends on
+// the store's seed, so no client can choose many keys of one group without knowing it.
+let server: RedisServer
+let admin: Redis
+const clients: Redis[] = []
+
+function connect(): Redis {
+  const client = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
+  clients.push(client)
+  return client
+}
+
+beforeAll(async () => {
+  server = await startRedis()
+  admin = connect()
+})
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect()
+  await server?.stop()
+})
+
+const KEYS = Array.from({ length: 64 }, (_, i) => `client-${i}`)
+
+/** Which group (`%g<n>`) each client key's field is in, after one consume of every key. */
+async function groupsOf(prefix: string, seed?: string): Promise<Map<string, string>> {
+  const store = new RedisStore({ client: connect(), prefix, packed: { groups: 64, seed } })
+  const limiter = createLimiter({ store, algorithm: 'gcra', limit: 10, window: '1h' })
+  for (const key of KEYS) await limiter.consume(key)
+  const groups = new Map<string, string>()
+  for (const hash of await admin.keys(`${prefix}:{%g*`)) {
+    const group = /\{%g(\d+)\}/.exec(hash)?.[1] as string
+    for (const field of await admin.hkeys(hash)) groups.set(field, group)
+  }
+  expect(groups.size).toBe(KEYS.length)
+  return groups
+}
+
+test('the group of a client key depends on the seed; one seed, one grouping', async () => {
+  const one = await groupsOf('seed-a', 'one')
+  const two = await groupsOf('seed-b', 'two')
+  const again = await groupsOf('seed-c', 'one')
+  const moved = KEYS.filter((key) => one.get(key) !== two.get(key)).length
+  // 64 groups: a key stays in its group by chance once in 64.
+  expect(moved).toBeGreaterThan(KEYS.length * 0.8)
+  expect(KEYS.every((key) => one.get(key) === again.get(key))).toBe(true)
+})
+
+test('without a seed, the processes of a store share one through Redis, and each store has its own', async () => {
+  const a = createLimiter({
+    store: new RedisStore({ client: connect(), prefix: 'shared', packed: { groups: 64 } }),
+    algorithm: 'gcra',
+    limit: 10,
+    window: '1h',
+  })
+  const b = createLimiter({
+    store: new RedisStore({ client: connect(), prefix: 'shared', packed: { groups: 64 } }),
+    algorithm: 'gcra',
+    limit: 10,
+    window: '1h',
+  })
+  // Started together: both ask for the seed at once, and agree on it.
+  await Promise.all([a.consume('alice'), b.consume('alice')])
+  expect((await a.consume('alice')).remaining).toBe(7)
+  expect((await b.consume('alice')).remaining).toBe(6)
+  const seed = await admin.get('shared:seed')
+  expect(seed).toMatch(/^[\w-]{22}$/)
+  expect(await admin.pttl('shared:seed')).toBe(-1)
+  const other = await groupsOf('other')
+  expect(await admin.get('other:seed')).not.toBe(seed)
+  expect(other.size).toBe(KEYS.length)
+})
+
+test('packed options are checked by name', () => {
+  const client = connect()
+  expect(() => new RedisStore({ client, packed: { seed: '' } })).toThrow(
+    /`packed.seed` must be a non-empty string; got ""/,
+  )
+  expect(
+    () => new RedisStore({ client, packed: { sed: 'x' } as unknown as { seed: string } }),
+  ).toThrow(ConfigError)
+  expect(
+    () => new RedisStore({ client, packed: { sed: 'x' } as unknown as { seed: string } }),
+  ).toThrow(/`packed.sed` must be unset \(unknown\); got "x"/)
+})
