@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { Redis } from 'ioredis'
 import request from 'supertest'
+import { createLimiter } from '@sluice/core'
 import { startRedis, type RedisServer } from '@sluice/testkit'
 import { MapStore } from '../../src/compat/map-store'
 import { serve, sleep, type Served } from './serve'
@@ -78,19 +79,23 @@ test('require(@sluice/koa/compat) is the ratelimit function, as require(koa-rate
   ).toBe('function')
 })
 
-test('the db Map is swept: clients whose window ended are dropped, the live ones kept exactly', async () => {
-  const { createLimiter } = await import('@sluice/core')
-  const db = new Map<string, unknown>()
-  db.set('app-owned', 'kept') // a value of the application's own is left alone
-  let now = 1_000_000
-  const limiter = createLimiter({
+/** A limiter counting in `db` as the compat entry's memory driver does (one-minute windows). */
+function mapLimiter(db: Map<string, unknown>, limit: number, clock: () => number) {
+  return createLimiter({
     store: new MapStore(db, 'limit'),
-    limit: 3,
+    limit,
     window: 60_000,
     algorithm: 'fixed-window',
     anchor: 'first-request',
-    clock: () => now,
+    clock,
   })
+}
+
+test('the db Map is swept: clients whose window ended are dropped, the live ones kept exactly', async () => {
+  const db = new Map<string, unknown>()
+  db.set('app-owned', 'kept') // a value of the application's own is left alone
+  let now = 1_000_000
+  const limiter = mapLimiter(db, 3, () => now)
   for (let i = 0; i < 5_000; i++) await limiter.consume(`id-${i}`)
   expect(db.size).toBe(5_001)
   now += 30_000
@@ -106,17 +111,8 @@ test('the db Map is swept: clients whose window ended are dropped, the live ones
 })
 
 test("the db Map holds each client's count and window end; reward and reset change it exactly", async () => {
-  const { createLimiter } = await import('@sluice/core')
   const db = new Map<string, unknown>()
-  const now = 1_000_000
-  const limiter = createLimiter({
-    store: new MapStore(db, 'limit'),
-    limit: 2,
-    window: 60_000,
-    algorithm: 'fixed-window',
-    anchor: 'first-request',
-    clock: () => now,
-  })
+  const limiter = mapLimiter(db, 2, () => 1_000_000)
   for (let i = 0; i < 3; i++) await limiter.consume('k')
   // Refused requests are counted too, as koa-ratelimit counts them.
   expect(db.get('limit:k')).toEqual({ count: 3, endsAt: 1_060_000 })
