@@ -6,9 +6,9 @@ const { rateLimit } = require('@sluice/fastify')
 async function createApp(options = {}) {
   // Behind a proxy, trust exactly it by address (see docs/proxies.md): Fastify({ trustProxy: '10.0.0.1' })
   const app = Fastify()
-  await app.register(rateLimit, { max: 5, timeWindow: '10 seconds', ...options })
+  await app.register(rateLimit, { limit: 5, window: '10 seconds', ...options })
   app.get('/', async (request) => ({ hello: 'world', remaining: request.rateLimit.remaining }))
-  app.post('/login', { config: { rateLimit: { max: 2, timeWindow: '1 minute' } } }, async () => ({
+  app.post('/login', { config: { rateLimit: { limit: 2, window: '1 minute' } } }, async () => ({
     ok: true,
   }))
   app.get('/health', { config: { rateLimit: false } }, async () => ({ ok: true }))

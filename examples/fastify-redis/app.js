@@ -29,8 +29,8 @@ async function createApp(options = {}) {
   app.addHook('onClose', () => client.quit().catch(() => client.disconnect()))
   await app.register(rateLimit, {
     store,
-    max: 5,
-    timeWindow: '10 seconds',
+    limit: 5,
+    window: '10 seconds',
     timeoutMs: 200,
     // Redis down: each instance allows its share of the limit from memory.
     onStoreError: createLimiter({ limit: Math.max(1, Math.floor(5 / INSTANCES)), window: '10s' }),
@@ -41,7 +41,7 @@ async function createApp(options = {}) {
     remaining: request.rateLimit.remaining,
     degraded: request.rateLimit.degraded,
   }))
-  app.post('/login', { config: { rateLimit: { max: 2, timeWindow: '1 minute' } } }, async () => ({
+  app.post('/login', { config: { rateLimit: { limit: 2, window: '1 minute' } } }, async () => ({
     ok: true,
   }))
   return app

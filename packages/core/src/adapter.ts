@@ -1,6 +1,6 @@
 /**
  * @sluice/core/adapter: what an adapter or a store author uses besides the main entry: the
- * HTTP pipeline, headers, option aliases, policies and the algorithms' transitions, and the
+ * HTTP pipeline, headers, peer option names, policies and the algorithms' transitions, and the
  * helpers the packages share. Its types are exported by the main entry.
  */
 export { combineOutcomes } from './create-limiter'
@@ -21,13 +21,15 @@ export {
   STANDARD_HEADER_DRAFTS,
   DEFAULT_LEGACY_NAMES,
 } from './http/headers'
-export { checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { refusePeerNames, type PeerNames, HTTP_OPTION_NAMES } from './http/pipeline'
 export { sfString, isSfStringText, checkSfStringText } from './http/structured'
 export { createHttpLimiter } from './http/node'
 export { invalidOption, withoutStack } from './errors'
 export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export { resetProxyWarnings } from './http/proxy-warnings'
-export { checkAliasLimit, checkAliasMs, checkAliasDuration } from './http/alias-values'
+export { checkAliasLimit, checkAliasMs } from './http/alias-values'
+export { IncrementStoreAdapter } from './compat/increment-store'
+export type { IncrementCount, IncrementStore } from './compat/increment-store'
 export { isPromise } from './promise'
 export { SerialQueues } from './store-call/serial'
 export { nameStore, storeName } from './store-call/store-name'

@@ -22,7 +22,7 @@ export {
   normalizeIp,
   UNKNOWN_IP_KEY,
 } from './http/keys'
-export { checkAlias, HTTP_OPTION_NAMES } from './http/pipeline'
+export { HTTP_OPTION_NAMES } from './http/pipeline'
 export { createHttpLimiter } from './http/web'
 export { createRefusalJson, JSON_CONTENT_TYPE } from './http/refusal-json'
 export { isPromise } from './promise'

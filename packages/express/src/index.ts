@@ -1,5 +1,6 @@
 /**
- * @sluice/express: the Express middleware, with express-rate-limit's option names accepted.
+ * @sluice/express: the Express middleware, with Sluice's option names (express-rate-limit's are
+ * kept by `@sluice/express/compat`).
  */
 import {
   type Decision,
@@ -8,11 +9,9 @@ import {
   type RejectVerdict,
 } from '@sluice/core'
 import {
-  checkAliasLimit,
-  checkAliasMs,
   createHttpLimiter,
-  checkAlias,
   invalidOption,
+  refusePeerNames,
   isPromise,
   createRefusalJson,
   JSON_CONTENT_TYPE,
@@ -20,8 +19,6 @@ import {
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { decisionRecorder } from './decision-slot'
 import { expressDefaults } from './framework'
-
-type Awaitable<T> = T | Promise<T>
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -33,20 +30,24 @@ declare global {
   }
 }
 
-/** Sluice's options plus express-rate-limit's names, so moving over is a change of import. */
+/** Sluice's HTTP options plus the Express middleware's own. */
 export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Response> {
-  /** express-rate-limit alias of `window` (ms). @default 60000 */
-  windowMs?: number
-  /** express-rate-limit alias of `limit`; a function gets `(req, res)`. @default 100 */
-  max?: number | ((req: Request, res: Response) => Awaitable<number>)
-  /** express-rate-limit alias of `key`; gets `(req, res)`. @default the client IP, IPv6 by /64 */
-  keyGenerator?: (req: Request, res: Response) => Awaitable<string>
   /** Answers rate-limited requests instead of the JSON 429 (not ban or deny 403s). @default undefined */
   handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown
   /** Where the decision goes on `req`. @default 'rateLimit' */
   requestPropertyName?: string
-  /** express-rate-limit alias: `true` means `onStoreError: 'allow'`. @default false */
-  passOnStoreError?: boolean
+}
+
+/** express-rate-limit's names for Sluice's options: refused here, kept by the compat entry. */
+const EXPRESS_RATE_LIMIT_NAMES = {
+  peer: 'express-rate-limit',
+  compatEntry: '@sluice/express/compat',
+  names: {
+    windowMs: '`window`',
+    max: '`limit`',
+    keyGenerator: '`key` (it gets `req`)',
+    passOnStoreError: "`onStoreError: 'allow'`",
+  },
 }
 
 /** The middleware, plus `close()`: stops the rules file watcher it opened (`rules` as a path). */
@@ -58,39 +59,11 @@ export type RateLimitMiddleware = RequestHandler & {
   close(): void
 }
 
-/** Maps express-rate-limit names onto Sluice's, once. */
-function normalize(options: ExpressRateLimitOptions): HttpLimitOptions<Request, Response> {
-  const {
-    windowMs,
-    max,
-    keyGenerator,
-    handler: _handler,
-    requestPropertyName: _property,
-    passOnStoreError,
-    ...rest
-  } = options
-  const result: HttpLimitOptions<Request, Response> = { ...rest }
-  if (windowMs !== undefined) {
-    checkAlias('windowMs', windowMs, 'window', rest.window)
-    checkAliasMs(windowMs, 'windowMs')
-    result.window = windowMs
-  }
-  if (max !== undefined) {
-    checkAlias('max', max, 'limit', rest.limit)
-    checkAliasLimit(max, 'max')
-    result.limit = typeof max === 'function' ? (req) => max(req, req.res!) : max
-  }
-  if (keyGenerator !== undefined) {
-    checkAlias('keyGenerator', keyGenerator, 'key', rest.key)
-    if (typeof keyGenerator !== 'function')
-      invalidOption('keyGenerator', keyGenerator, 'a function')
-    result.key = (req) => keyGenerator(req, req.res!)
-  }
-  if (passOnStoreError !== undefined) {
-    checkAlias('passOnStoreError', passOnStoreError, 'onStoreError', rest.onStoreError)
-    result.onStoreError = passOnStoreError ? 'allow' : 'throw'
-  }
-  return result
+/** Sluice's options, without the middleware's own. */
+function coreOptions(options: ExpressRateLimitOptions): HttpLimitOptions<Request, Response> {
+  refusePeerNames(options, EXPRESS_RATE_LIMIT_NAMES)
+  const { handler: _handler, requestPropertyName: _property, ...core } = options
+  return core
 }
 
 /**
@@ -106,7 +79,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
   if (typeof property !== 'string' || property === '') {
     invalidOption('requestPropertyName', property, 'a non-empty string')
   }
-  const core = normalize(options)
+  const core = coreOptions(options)
   const limiter = createHttpLimiter<Request, Response>(core, expressDefaults(handler !== undefined))
   const recordDecision = decisionRecorder(property)
   const refusalJson = createRefusalJson(core.message, (verdict) => JSON.stringify(verdict.body))

@@ -43,7 +43,7 @@ runHttpScenarios(harness('Express 4', express4))
 describe.each([
   ['Express 5', express],
   ['Express 4', express4],
-])('%s: express-rate-limit options', (_name, factory) => {
+])('%s: the middleware options', (_name, factory) => {
   function app(options: ExpressRateLimitOptions) {
     const server = factory()
     server.use(rateLimit({ logger: captureLogger(), ...options }))
@@ -53,11 +53,11 @@ describe.each([
     return server
   }
 
-  test('windowMs, max, keyGenerator, statusCode, handler, requestPropertyName', async () => {
+  test('window, limit, key, handler, requestPropertyName', async () => {
     const server = app({
-      windowMs: 60_000,
-      max: 1,
-      keyGenerator: (req) => String(req.headers['x-user']),
+      window: 60_000,
+      limit: 1,
+      key: (req) => String(req.headers['x-user']),
       requestPropertyName: 'quota',
       handler: (_req, res, _next, decision) => {
         res.status(418).send(`wait ${Math.ceil(decision.retryAfterMs / 1000)}`)
@@ -73,7 +73,7 @@ describe.each([
 
   test("a 429's JSON is res.json's: the app's json spaces are kept; repeated bodies are the same bytes", async () => {
     const clock = () => 60_000 * 1000
-    const plain = app({ limit: 1, windowMs: 60_000, algorithm: 'fixed-window', clock })
+    const plain = app({ limit: 1, window: 60_000, algorithm: 'fixed-window', clock })
     await request(plain).get('/').expect(200)
     const first = await request(plain).get('/').expect(429)
     const second = await request(plain).get('/').expect(429)
@@ -82,21 +82,21 @@ describe.each([
       '{"error":"Too Many Requests","message":"Too many requests, please try again in 60 seconds.","retryAfter":60}',
     )
     expect(second.text).toBe(first.text)
-    const spaced = app({ limit: 1, windowMs: 60_000, algorithm: 'fixed-window', clock })
+    const spaced = app({ limit: 1, window: 60_000, algorithm: 'fixed-window', clock })
     spaced.set('json spaces', 2)
     await request(spaced).get('/').expect(200)
     const pretty = await request(spaced).get('/').expect(429)
     expect(pretty.text).toBe(JSON.stringify(JSON.parse(first.text), null, 2))
   })
 
-  test('max as a function of (req, res) and standardHeaders: true (draft-6)', async () => {
-    const server = app({ max: (_req, res) => (res.locals ? 2 : 1), standardHeaders: true })
+  test('limit as a function of the request and standardHeaders: true (draft-6)', async () => {
+    const server = app({ limit: (req) => (req.res?.locals ? 2 : 1), standardHeaders: true })
     const res = await request(server).get('/').expect(200)
     expect(res.headers['ratelimit-limit']).toBe('2')
     expect(res.headers['ratelimit-policy']).toBe('2;w=60')
   })
 
-  test('passOnStoreError: true passes the request on', async () => {
+  test("onStoreError: 'allow' passes the request on", async () => {
     const failing = {
       consume: () => Promise.reject(new Error('down')),
       peek: () => Promise.reject(new Error('down')),
@@ -105,14 +105,32 @@ describe.each([
       penalize: () => Promise.reject(new Error('down')),
       block: () => Promise.reject(new Error('down')),
     }
-    await request(app({ store: failing, passOnStoreError: true }))
+    await request(app({ store: failing, onStoreError: 'allow' }))
       .get('/')
       .expect(200)
   })
 
-  test('an alias and its canonical option together are a ConfigError', () => {
-    expect(() => rateLimit({ max: 1, limit: 2 })).toThrow(
-      /`max` must be unset when `limit` is given/,
+  test("express-rate-limit's names are a ConfigError naming Sluice's option and the compat entry", () => {
+    const peerNames: Array<[string, unknown, string]> = [
+      ['windowMs', 60_000, '`window`'],
+      ['max', 5, '`limit`'],
+      ['keyGenerator', () => 'k', '`key` (it gets `req`)'],
+      ['passOnStoreError', true, "`onStoreError: 'allow'`"],
+    ]
+    for (const [name, value, instead] of peerNames) {
+      const thrown = (() => {
+        try {
+          rateLimit({ [name]: value } as never)
+        } catch (error) {
+          return error as Error
+        }
+      })()
+      expect(thrown?.name).toBe('ConfigError')
+      expect(thrown?.message).toContain(`\`${name}\` is express-rate-limit's name`)
+      expect(thrown?.message).toContain(`use ${instead}, or import from \`@sluice/express/compat\``)
+    }
+    expect(() => rateLimit({ windowMs: 60_000, window: 60_000 } as never)).toThrow(
+      /`windowMs` is express-rate-limit's name \(got 60000\)/,
     )
     expect(() => rateLimit({ requestPropertyName: '' })).toThrow(/`requestPropertyName`/)
   })
@@ -130,11 +148,8 @@ describe.each([
     expect(logger.warnings).toEqual([])
   })
 
-  test('errors name the express-rate-limit option as written; windowMs takes ms, not a string', () => {
-    expect(() => rateLimit({ windowMs: '60000' as unknown as number })).toThrow(
-      /`windowMs` must be a positive number of ms; got "60000"/,
-    )
-    expect(() => rateLimit({ max: -1 })).toThrow(/`max` must be a positive integer; got -1/)
+  test('errors name the option as written', () => {
+    expect(() => rateLimit({ limit: -1 })).toThrow(/`limit` must be a positive integer; got -1/)
     expect(() => rateLimit({ window: '1m' })).not.toThrow()
   })
 

@@ -1,5 +1,6 @@
 /**
- * @sluice/fastify: the Fastify plugin, route options, and @fastify/rate-limit's option names.
+ * @sluice/fastify: the Fastify plugin and its route options, with Sluice's option names
+ * (@fastify/rate-limit's are kept by `@sluice/fastify/compat`).
  */
 import {
   MemoryStore,

@@ -1,6 +1,6 @@
 /**
- * Owns the plugin's options: their types, the mapping of @fastify/rate-limit's names onto
- * Sluice's, what a route inherits from the plugin, and the value a rejection throws.
+ * Owns the plugin's options: their types, the refusal of @fastify/rate-limit's names for
+ * Sluice's options, what a route inherits from the plugin, and the value a rejection throws.
  */
 import type { ServerResponse } from 'node:http'
 import {
@@ -9,12 +9,7 @@ import {
   type ProxyTrust,
   type RejectVerdict,
 } from '@sluice/core'
-import {
-  checkAliasDuration,
-  checkAliasLimit,
-  checkAlias,
-  invalidOption,
-} from '@sluice/core/adapter'
+import { invalidOption, refusePeerNames } from '@sluice/core/adapter'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export type Awaitable<T> = T | Promise<T>
@@ -51,12 +46,6 @@ export interface FastifyRateLimitRouteOptions extends Omit<
   HttpLimitOptions<FastifyRequest, ServerResponse>,
   'store' | 'clock' | 'logger'
 > {
-  /** @fastify/rate-limit alias of `limit`. @default 1000 */
-  max?: number | ((request: FastifyRequest) => Awaitable<number>)
-  /** @fastify/rate-limit alias of `window`: ms or e.g. '1 minute'. @default 60000 */
-  timeWindow?: number | string
-  /** @fastify/rate-limit alias of `key`. @default request.ip, IPv6 by /64 */
-  keyGenerator?: (request: FastifyRequest) => Awaitable<string>
   /** Builds what is thrown to Fastify's error handling; `statusCode` is added when missing. @default { statusCode, error, message, retryAfter } */
   errorResponseBuilder?: (request: FastifyRequest, context: ErrorResponseContext) => object
   /** The hook the limit runs in. @default 'onRequest' */
@@ -69,8 +58,6 @@ export interface FastifyRateLimitRouteOptions extends Omit<
   onExceeding?: (request: FastifyRequest, key: string) => void
   /** Called for every rejected request. @default undefined */
   onExceeded?: (request: FastifyRequest, key: string) => void
-  /** @fastify/rate-limit alias: `true` means `onStoreError: 'allow'`. @default false */
-  skipOnError?: boolean
   /** Routes with the same groupId share one counter. @default each route with its own config counts alone */
   groupId?: string
   /** Answers rate-limited requests itself instead of throwing (not ban or deny 403s). @default undefined */
@@ -87,16 +74,12 @@ export interface FastifyRateLimitOptions extends FastifyRateLimitRouteOptions {
 }
 
 export const ADAPTER_OPTIONS = [
-  'max',
-  'timeWindow',
-  'keyGenerator',
   'errorResponseBuilder',
   'hook',
   'addHeaders',
   'addHeadersOnExceeding',
   'onExceeding',
   'onExceeded',
-  'skipOnError',
   'groupId',
   'handler',
   'global',
@@ -122,10 +105,8 @@ export function trustOf(request: FastifyRequest): ProxyTrust {
 /** Options that together say what the limit is; a route's `limits` or `rules` replaces all of them. */
 export const LIMIT_SHAPE = [
   'limit',
-  'max',
   'limits',
   'window',
-  'timeWindow',
   'algorithm',
   'burst',
   'precision',
@@ -135,10 +116,10 @@ export const LIMIT_SHAPE = [
 ] as const
 
 /**
- * What a route inherits from the plugin's options: route settings win, including over the
- * plugin's alias spellings. A route that sets its limits whole (`limits` or `rules`) inherits
- * none of the plugin's limit options, so a plugin-level `window` never conflicts with them; a
- * route that sets `max`/`timeWindow` drops the plugin's `limits` and `rules`.
+ * What a route inherits from the plugin's options: route settings win. A route that sets its
+ * limits whole (`limits` or `rules`) inherits none of the plugin's limit options, so a
+ * plugin-level `window` never conflicts with them; a route that sets `limit`/`window` drops the
+ * plugin's `limits` and `rules`.
  */
 export function inheritedBy(
   route: FastifyRateLimitRouteOptions,
@@ -149,11 +130,7 @@ export function inheritedBy(
     for (const name of names) delete inherited[name]
   }
   if ('limits' in route || 'rules' in route) drop(LIMIT_SHAPE)
-  if ('limit' in route || 'max' in route || 'window' in route || 'timeWindow' in route)
-    drop(['limits', 'rules', 'descriptors'])
-  if ('limit' in route || 'max' in route) drop(['limit', 'max'])
-  if ('window' in route || 'timeWindow' in route) drop(['window', 'timeWindow'])
-  if ('key' in route || 'keyGenerator' in route) drop(['key', 'keyGenerator'])
+  if ('limit' in route || 'window' in route) drop(['limits', 'rules', 'descriptors'])
   return inherited as FastifyRateLimitRouteOptions
 }
 
@@ -167,24 +144,26 @@ export function omitted(value: unknown, option: string): string[] {
     .map(([name]) => name)
 }
 
-/** Maps @fastify/rate-limit names onto Sluice's, once. */
+/** @fastify/rate-limit's names for Sluice's options: refused here, kept by the compat entry. */
+const FASTIFY_RATE_LIMIT_NAMES = {
+  peer: '@fastify/rate-limit',
+  compatEntry: '@sluice/fastify/compat',
+  names: {
+    max: '`limit`',
+    timeWindow: '`window`',
+    keyGenerator: '`key`',
+    skipOnError: "`onStoreError: 'allow'`",
+  },
+}
+
+/** Sluice's options, without the plugin's own, once. */
 export function toCore(options: FastifyRateLimitRouteOptions): HttpLimitOptions<FastifyRequest> {
+  refusePeerNames(options, FASTIFY_RATE_LIMIT_NAMES)
   const core: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(options)) {
     if (value !== undefined && !(ADAPTER_OPTIONS as readonly string[]).includes(name))
       core[name] = value
   }
-  const { max, timeWindow, keyGenerator, skipOnError } = options
-  checkAlias('max', max, 'limit', core.limit)
-  checkAlias('timeWindow', timeWindow, 'window', core.window)
-  checkAlias('keyGenerator', keyGenerator, 'key', core.key)
-  checkAlias('skipOnError', skipOnError, 'onStoreError', core.onStoreError)
-  checkAliasLimit(max, 'max')
-  checkAliasDuration(timeWindow, 'timeWindow')
-  if (max !== undefined) core.limit = max
-  if (timeWindow !== undefined) core.window = timeWindow
-  if (keyGenerator !== undefined) core.key = keyGenerator
-  if (skipOnError !== undefined) core.onStoreError = skipOnError ? 'allow' : 'throw'
   return core as HttpLimitOptions<FastifyRequest>
 }
 

@@ -64,8 +64,8 @@ describe('Fastify 5: plugin specifics', () => {
     expect(named).toBe(rateLimit)
   })
 
-  test('max, timeWindow as a string, X-RateLimit-Reset in seconds, errors carry statusCode', async () => {
-    const app = await build({ max: 1, timeWindow: '1 minute' })
+  test('limit, window as a string, X-RateLimit-Reset in seconds, errors carry statusCode', async () => {
+    const app = await build({ limit: 1, window: '1 minute' })
     app.get('/', async () => 'ok')
     await hit(app, '/')
     const res = await hit(app, '/')
@@ -87,7 +87,7 @@ describe('Fastify 5: plugin specifics', () => {
       reply.code(error.statusCode ?? 500)
       return { handled: true }
     })
-    await app.register(rateLimit, { max: 1, algorithm: 'fixed-window', clock: () => 60_000 })
+    await app.register(rateLimit, { limit: 1, algorithm: 'fixed-window', clock: () => 60_000 })
     app.get('/', async () => 'ok')
     await hit(app, '/')
     const res = await hit(app, '/')
@@ -104,7 +104,7 @@ describe('Fastify 5: plugin specifics', () => {
     apps.push(app)
     const errors: unknown[] = []
     app.addHook('onError', async (_request, _reply, error) => void errors.push(error))
-    await app.register(rateLimit, { max: 1, algorithm: 'fixed-window', clock: () => 60_000_000 })
+    await app.register(rateLimit, { limit: 1, algorithm: 'fixed-window', clock: () => 60_000_000 })
     app.get('/', async () => 'ok')
     await hit(app, '/')
     const res = await hit(app, '/')
@@ -129,7 +129,7 @@ describe('Fastify 5: plugin specifics', () => {
   test('a route with its own errorHandler gets the rejection thrown to it', async () => {
     const app = Fastify()
     apps.push(app)
-    await app.register(rateLimit, { max: 1, algorithm: 'fixed-window', clock: () => 60_000_000 })
+    await app.register(rateLimit, { limit: 1, algorithm: 'fixed-window', clock: () => 60_000_000 })
     const seen: unknown[] = []
     app.get('/', {
       errorHandler: (error: { statusCode?: number }, _request, reply) => {
@@ -150,7 +150,7 @@ describe('Fastify 5: plugin specifics', () => {
 
   test('errorResponseBuilder gets @fastify/rate-limit context; statusCode is added', async () => {
     const app = await build({
-      max: 1,
+      limit: 1,
       errorResponseBuilder: (_request, context) => ({
         code: 'SLOW',
         after: context.after,
@@ -165,9 +165,9 @@ describe('Fastify 5: plugin specifics', () => {
   })
 
   test('per-route config.rateLimit, false, and global: false', async () => {
-    const app = await build({ global: false, max: 1 })
+    const app = await build({ global: false, limit: 1 })
     app.get('/free', async () => 'ok')
-    app.get('/limited', { config: { rateLimit: { max: 2 } } }, async () => 'ok')
+    app.get('/limited', { config: { rateLimit: { limit: 2 } } }, async () => 'ok')
     app.get('/off', { config: { rateLimit: false } }, async () => 'ok')
     for (let i = 0; i < 3; i++) expect((await hit(app, '/free')).statusCode).toBe(200)
     for (let i = 0; i < 3; i++) expect((await hit(app, '/off')).statusCode).toBe(200)
@@ -177,10 +177,10 @@ describe('Fastify 5: plugin specifics', () => {
   })
 
   test('the global limit covers every route; per-route limits count apart', async () => {
-    const app = await build({ max: 2 })
+    const app = await build({ limit: 2 })
     app.get('/a', async () => 'ok')
     app.get('/b', async () => 'ok')
-    app.get('/own', { config: { rateLimit: { max: 1 } } }, async () => 'ok')
+    app.get('/own', { config: { rateLimit: { limit: 1 } } }, async () => 'ok')
     expect((await hit(app, '/a')).statusCode).toBe(200)
     expect((await hit(app, '/b')).statusCode).toBe(200)
     expect((await hit(app, '/a')).statusCode).toBe(429)
@@ -189,14 +189,14 @@ describe('Fastify 5: plugin specifics', () => {
   })
 
   test('route `limits` replace the plugin-level limit options whole: no conflict with its window', async () => {
-    const app = await build({ max: 5, timeWindow: '1 minute', algorithm: 'gcra' })
+    const app = await build({ limit: 5, window: '1 minute', algorithm: 'gcra' })
     const limits = [
       { limit: 1, window: '1s' },
       { limit: 3, window: '1h' },
     ]
     app.get('/tiers', { config: { rateLimit: { limits } } }, async () => 'ok')
-    // A route's max keeps the plugin's timeWindow, as @fastify/rate-limit's routes do.
-    app.get('/max', { config: { rateLimit: { max: 1 } } }, async () => 'ok')
+    // A route's limit keeps the plugin's window, as @fastify/rate-limit's routes do.
+    app.get('/max', { config: { rateLimit: { limit: 1 } } }, async () => 'ok')
     const first = await hit(app, '/tiers')
     expect(first.statusCode).toBe(200)
     expect(first.headers['x-ratelimit-limit']).toBe('1')
@@ -208,10 +208,10 @@ describe('Fastify 5: plugin specifics', () => {
 
   test('groupId shares one counter across the routes of a group', async () => {
     const app = await build({ global: false })
-    const group = { config: { rateLimit: { max: 2, groupId: 'reports' } } }
+    const group = { config: { rateLimit: { limit: 2, groupId: 'reports' } } }
     app.get('/r1', group, async () => 'ok')
     app.get('/r2', group, async () => 'ok')
-    app.get('/solo', { config: { rateLimit: { max: 2 } } }, async () => 'ok')
+    app.get('/solo', { config: { rateLimit: { limit: 2 } } }, async () => 'ok')
     expect((await hit(app, '/r1')).statusCode).toBe(200)
     expect((await hit(app, '/r2')).statusCode).toBe(200)
     expect((await hit(app, '/r1')).statusCode).toBe(429)
@@ -220,7 +220,7 @@ describe('Fastify 5: plugin specifics', () => {
   })
 
   test("the route's own hooks are preserved and run after the limit", async () => {
-    const app = await build({ max: 1 })
+    const app = await build({ limit: 1 })
     const calls: string[] = []
     app.get(
       '/',
@@ -238,7 +238,7 @@ describe('Fastify 5: plugin specifics', () => {
 
   const STAGES = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
   test.each(STAGES)('hook: %s runs the limit at that stage of the lifecycle', async (hook) => {
-    const app = await build({ max: 1, hook })
+    const app = await build({ limit: 1, hook })
     const seen: string[] = []
     app.get(
       '/',
@@ -264,7 +264,7 @@ describe('Fastify 5: plugin specifics', () => {
   test('hook: preHandler, onExceeding, onExceeded, ban, addHeaders toggles', async () => {
     const events: string[] = []
     const app = await build({
-      max: 1,
+      limit: 1,
       hook: 'preHandler',
       ban: 0,
       onExceeding: (_r, key) => void events.push(`ok ${key}`),
@@ -283,10 +283,10 @@ describe('Fastify 5: plugin specifics', () => {
     expect(events).toEqual(['ok 127.0.0.1', 'over 127.0.0.1'])
   })
 
-  test('keyGenerator, allowList function, skipOnError', async () => {
+  test("key, allowList function, onStoreError: 'allow'", async () => {
     const app = await build({
-      max: 1,
-      keyGenerator: (request) => String(request.headers['x-user']),
+      limit: 1,
+      key: (request) => String(request.headers['x-user']),
       allowList: (_request, key) => key === 'admin',
     })
     app.get('/', async () => 'ok')
@@ -303,21 +303,41 @@ describe('Fastify 5: plugin specifics', () => {
       penalize: () => Promise.reject(new Error('down')),
       block: () => Promise.reject(new Error('down')),
     }
-    const open = await build({ store: failing, skipOnError: true })
+    const open = await build({ store: failing, onStoreError: 'allow' })
     open.get('/', async () => 'ok')
     expect((await hit(open, '/')).statusCode).toBe(200)
   })
 
   test('a bad option fails at register, naming it as written; a bad route option when the route is added', async () => {
-    await expect(build({ timeWindow: 'forever' })).rejects.toThrow(
-      /`timeWindow` must be .*"forever"/,
-    )
+    await expect(build({ window: 'forever' })).rejects.toThrow(/`window` must be .*"forever"/)
     await expect(build({ hook: 'onSend' as 'onRequest' })).rejects.toThrow(/`hook`/)
     const app = await build({})
     // Fastify runs onRoute as the route is declared, so a bad route option throws right there.
-    expect(() => app.get('/', { config: { rateLimit: { max: -1 } } }, async () => 'ok')).toThrow(
-      /`max` must be a positive integer; got -1/,
+    expect(() => app.get('/', { config: { rateLimit: { limit: -1 } } }, async () => 'ok')).toThrow(
+      /`limit` must be a positive integer; got -1/,
     )
+  })
+
+  test("@fastify/rate-limit's names are a ConfigError naming Sluice's option and the compat entry", async () => {
+    const peerNames: Array<[string, unknown, string]> = [
+      ['max', 5, '`limit`'],
+      ['timeWindow', '1 minute', '`window`'],
+      ['keyGenerator', () => 'k', '`key`'],
+      ['skipOnError', true, "`onStoreError: 'allow'`"],
+    ]
+    for (const [name, value, instead] of peerNames) {
+      const thrown = await build({ [name]: value } as never).catch((error: Error) => error)
+      expect((thrown as Error).name).toBe('ConfigError')
+      expect((thrown as Error).message).toContain(`\`${name}\` is @fastify/rate-limit's name (got `)
+      expect((thrown as Error).message).toContain(
+        `use ${instead}, or import from \`@sluice/fastify/compat\` to keep @fastify/rate-limit's names and defaults`,
+      )
+    }
+    // In a route's config too, when the route is added.
+    const app = await build({})
+    expect(() =>
+      app.get('/', { config: { rateLimit: { max: 2 } as never } }, async () => 'ok'),
+    ).toThrow(/`max` is @fastify\/rate-limit's name \(got 2\): use `limit`/)
   })
 
   test('trustProxy: 1 trusts no hop on Fastify 5.12: one bucket behind the proxy, warned with the fix', async () => {
@@ -326,7 +346,7 @@ describe('Fastify 5: plugin specifics', () => {
     // Fastify's own types no longer accept a number; plain JavaScript (the old docs) still passes one.
     const app = Fastify({ trustProxy: 1 as unknown as string })
     apps.push(app)
-    await app.register(rateLimit, { max: 1, timeWindow: '1 minute', logger })
+    await app.register(rateLimit, { limit: 1, window: '1 minute', logger })
     app.get('/', async () => 'ok')
     expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.1' })).statusCode).toBe(200)
     // Another client behind the same proxy: Fastify still reports the proxy's address.
@@ -343,7 +363,7 @@ describe('Fastify 5: plugin specifics', () => {
     const logger = captureLogger()
     const app = Fastify({ trustProxy: '127.0.0.1' })
     apps.push(app)
-    await app.register(rateLimit, { max: 1, timeWindow: '1 minute', logger })
+    await app.register(rateLimit, { limit: 1, window: '1 minute', logger })
     app.get('/', async () => 'ok')
     expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.1' })).statusCode).toBe(200)
     expect((await hit(app, '/', { 'x-forwarded-for': '203.0.113.2' })).statusCode).toBe(200)

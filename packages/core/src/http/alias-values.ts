@@ -1,6 +1,5 @@
-// Values of peer-library option names (windowMs, max, timeWindow, duration), checked under the
-// name the user wrote, before they are mapped onto Sluice's own options.
-import { parseDuration } from '../duration'
+// Values of peer-library option names (max, duration), checked under the name the user wrote,
+// before a compat entry maps them onto Sluice's own options.
 import { invalidOption } from '../errors'
 import { checkPositiveInteger } from '../options'
 
@@ -15,9 +14,4 @@ export function checkAliasMs(value: unknown, alias: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     invalidOption(alias, value, 'a positive number of ms')
   }
-}
-
-/** A window given as `timeWindow`: ms or a duration string such as '1 minute'. */
-export function checkAliasDuration(value: unknown, alias: string): void {
-  if (value !== undefined) parseDuration(value, alias)
 }

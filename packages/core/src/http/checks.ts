@@ -1,19 +1,32 @@
-/** Owns the checks of HTTP options that need more than a type test: aliases, lists, queue. */
+/** Owns the checks of HTTP options that need more than a type test: peer names, lists, queue. */
 import ipaddr from 'ipaddr.js'
-import { invalidOption } from '../errors'
+import { ConfigError, describeValue, invalidOption } from '../errors'
 import { checkKnownOptions } from '../options'
 import { normalizeIp, type RequestLike } from './keys'
 import type { Awaitable, RequestList } from './types'
 
-/** Throws unless at most one of an option and its peer-library alias is given (adapters, at start-up). */
-export function checkAlias(
-  alias: string,
-  aliasValue: unknown,
-  canonical: string,
-  canonicalValue: unknown,
-): void {
-  if (aliasValue !== undefined && canonicalValue !== undefined) {
-    invalidOption(alias, aliasValue, `unset when \`${canonical}\` is given (it is an alias of it)`)
+/** A peer library's option names a main entry refuses, each with Sluice's name for it. */
+export interface PeerNames {
+  /** The peer library, e.g. 'express-rate-limit'. */
+  readonly peer: string
+  /** The entry that keeps the peer's names and defaults, e.g. '@sluice/express/compat'. */
+  readonly compatEntry: string
+  /** Peer name → what to write instead. */
+  readonly names: Readonly<Record<string, string>>
+}
+
+/**
+ * Throws a ConfigError for the first peer option name given to a main entry: main entries take
+ * Sluice's names only, so the error says what to write and which entry keeps the peer's names.
+ */
+export function refusePeerNames(options: unknown, peer: PeerNames): void {
+  if (typeof options !== 'object' || options === null) return
+  for (const [name, instead] of Object.entries(peer.names)) {
+    const value = (options as Record<string, unknown>)[name]
+    if (value === undefined) continue
+    throw new ConfigError(
+      `\`${name}\` is ${peer.peer}'s name (got ${describeValue(value)}): use ${instead}, or import from \`${peer.compatEntry}\` to keep ${peer.peer}'s names and defaults`,
+    )
   }
 }
 

@@ -28,7 +28,7 @@ import type {
   ResponseLike,
 } from './types'
 
-export { checkAlias } from './checks'
+export { refusePeerNames, type PeerNames } from './checks'
 export { HTTP_OPTION_NAMES } from './types'
 export type {
   AllowVerdict,

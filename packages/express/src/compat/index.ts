@@ -46,7 +46,7 @@ function refusedInfo(key: string, windowMs: number): RateLimitInfo {
 
 /** Calls the store's `init` once, logging (not throwing) its failures, as express-rate-limit does. */
 function initStore(settings: CompatSettings): void {
-  const peer = settings.peerStore?.peer as Partial<Store> | undefined
+  const peer = settings.peerStore?.expressStore as Partial<Store> | undefined
   if (typeof peer?.init !== 'function') return
   try {
     const started = peer.init(settings.options)
@@ -145,7 +145,7 @@ export function rateLimit(passed?: RateLimitOptions): RateLimitRequestHandler {
   function resetKey(key: string): void {
     // An express-rate-limit store is told at once (its callers expect that); Sluice's via the limiter.
     if (peerStore !== undefined) {
-      void Promise.resolve(peerStore.peer.resetKey(key)).catch((error: unknown) =>
+      void Promise.resolve(peerStore.expressStore.resetKey(key)).catch((error: unknown) =>
         settings.logger.error(error, '[sluice] resetKey failed'),
       )
       return

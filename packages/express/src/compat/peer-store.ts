@@ -1,16 +1,15 @@
 /**
- * Owns running an express-rate-limit store (its `increment/decrement/resetKey/get` interface,
- * or the pre-v6 `incr` one) as a Sluice Store, so the one core pipeline counts with it.
+ * Owns mapping an express-rate-limit store (its `increment/decrement/resetKey/get` interface,
+ * or the pre-v6 `incr` one) onto core's increment-store adapter, so the one core pipeline
+ * counts with it.
  */
-import { SluiceError, type Policy, type PolicyOutcome } from '@sluice/core'
-import type {
-  Store as SluiceStore,
-  StoreBlock,
-  StoreRefund,
-  StoreRequest,
-  StoreResult,
-} from '@sluice/core'
-import { invalidOption } from '@sluice/core/adapter'
+import { SluiceError } from '@sluice/core'
+import {
+  IncrementStoreAdapter,
+  invalidOption,
+  type IncrementCount,
+  type IncrementStore,
+} from '@sluice/core/adapter'
 import type { ClientRateLimitInfo, LegacyStore, Store } from './types'
 
 type AnyStore = Partial<Store & LegacyStore> & Record<string, unknown>
@@ -61,93 +60,60 @@ function incrementOf(store: Store | LegacyStore): (key: string) => Promise<Clien
     })
 }
 
-/**
- * One request's outcome from the store's count: express-rate-limit admits while the hits,
- * this one included, are within the limit. A store that gives no reset time is taken to reset
- * a whole window from now.
- */
-function outcomeOf(policy: Policy, info: ClientRateLimitInfo, now: number): PolicyOutcome {
-  const allowed = info.totalHits <= policy.limit
-  const resetMs =
-    info.resetTime instanceof Date ? Math.max(0, info.resetTime.getTime() - now) : policy.windowMs
+/** A count as the shared adapter reads it; a store that gives no reset time resets a window from now. */
+function countOf(info: ClientRateLimitInfo, now: number): IncrementCount {
+  const resetMs = info.resetTime instanceof Date ? info.resetTime.getTime() - now : undefined
+  return { hits: info.totalHits, resetMs }
+}
+
+/** An express-rate-limit store as core's increment-store adapter calls it. */
+function asIncrementStore(store: Store | LegacyStore): IncrementStore {
+  const increment = incrementOf(store)
+  const get = (store as Partial<Store>).get
   return {
-    allowed,
-    remaining: Math.max(0, policy.limit - info.totalHits),
-    resetMs,
-    retryAfterMs: allowed ? 0 : resetMs,
-    delayMs: 0,
+    description: 'an express-rate-limit store',
+    increment: async (key, _policy, now) => countOf(await increment(key), now),
+    read:
+      typeof get === 'function'
+        ? async (key, _policy, now) => {
+            const info = await get.call(store, key)
+            return info === undefined ? undefined : countOf(info, now)
+          }
+        : undefined,
+    decrement: async (key) => {
+      await store.decrement(key)
+    },
+    resetKey: async (key) => {
+      await store.resetKey(key)
+    },
   }
 }
 
-const OTHER_ALGORITHMS = ['sliding-window', 'sliding-log', 'token-bucket', 'leaky-bucket', 'gcra']
-
 /**
- * An express-rate-limit store as a Sluice Store. Its windows are its own (express-rate-limit's
- * stores count fixed windows from each key's first hit), and every hit counts, rejected ones
- * too, as they do there. `onFailure` sees each failed count before the limiter does.
+ * An express-rate-limit store as a Sluice Store, through core's shared adapter. Its windows are
+ * its own (express-rate-limit's stores count fixed windows from each key's first hit), and every
+ * hit counts, rejected ones too, as they do there. `onFailure` sees each failed count before
+ * the limiter does.
  */
-export class PeerStore implements SluiceStore {
-  readonly unsupportedAlgorithms = OTHER_ALGORITHMS
-  private readonly increment: (key: string) => Promise<ClientRateLimitInfo>
-
+export class PeerStore extends IncrementStoreAdapter {
   constructor(
-    readonly peer: Store | LegacyStore,
-    private readonly onFailure: ((error: unknown) => void) | undefined,
+    readonly expressStore: Store | LegacyStore,
+    onFailure: ((error: unknown) => void) | undefined,
   ) {
-    this.increment = incrementOf(peer)
-  }
-
-  async consume(request: StoreRequest): Promise<StoreResult> {
-    let info: ClientRateLimitInfo
-    try {
-      info = await this.increment(request.key)
-    } catch (error) {
-      this.onFailure?.(error)
-      throw error
-    }
-    return { outcomes: request.policies.map((policy) => outcomeOf(policy, info, request.now)) }
-  }
-
-  async peek(request: StoreRequest): Promise<StoreResult> {
-    const info = (await this.get(request.key)) ?? { totalHits: 0, resetTime: undefined }
-    return { outcomes: request.policies.map((policy) => outcomeOf(policy, info, request.now)) }
-  }
-
-  /**
-   * Takes back one hit, unless the window it was counted in is over (a store's window may end
-   * sooner than a whole window after the hit; never later).
-   */
-  async refund(request: StoreRefund): Promise<void> {
-    const windowMs = Math.min(...request.policies.map((policy) => policy.windowMs))
-    if (request.at !== undefined && request.now >= request.at + windowMs) return
-    await this.takeBack(request.key)
+    super(asIncrementStore(expressStore), onFailure)
   }
 
   /** Takes back one hit of the key, as express-rate-limit's skip options do. */
   async takeBack(key: string): Promise<void> {
-    await this.peer.decrement(key)
-  }
-
-  async penalize(request: StoreRequest): Promise<void> {
-    for (let i = 0; i < request.cost; i++) await this.increment(request.key)
-  }
-
-  block(_request: StoreBlock): Promise<void> {
-    return Promise.reject(
-      new SluiceError('ERR_SLUICE_UNSUPPORTED', 'an express-rate-limit store cannot block a key'),
-    )
-  }
-
-  async reset(key: string): Promise<void> {
-    await this.peer.resetKey(key)
+    await this.expressStore.decrement(key)
   }
 
   /** The store's own `get`; a store without one cannot answer (express-rate-limit throws too). */
   get(key: string): Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined {
-    const get = (this.peer as Partial<Store>).get
+    const get = (this.expressStore as Partial<Store>).get
     if (typeof get !== 'function') {
       throw new SluiceError('ERR_SLUICE_UNSUPPORTED', 'the store does not implement get(key)')
     }
-    return get.call(this.peer, key)
+    return get.call(this.expressStore, key)
   }
 }

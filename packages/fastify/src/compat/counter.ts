@@ -8,7 +8,7 @@
  */
 import { createLimiter, systemClock, type Limiter, type Logger, type Store } from '@sluice/core'
 import { MAX_SAFE_PRODUCT } from '@sluice/core/adapter'
-import { isPeerStore, NO_READ_MESSAGE, PEER_STORE } from './peer-store'
+import { isPeerStore, NO_READ_MESSAGE } from './peer-store'
 
 export interface Count {
   current: number
@@ -117,7 +117,8 @@ export function createCounter(options: CounterOptions): Counter {
       return { current: decision.limit + over, ttl }
     },
     async read(key, timeWindow, max) {
-      if (peer && typeof store[PEER_STORE].read !== 'function') throw new Error(NO_READ_MESSAGE)
+      if (isPeerStore(store) && typeof store.fastifyStore.read !== 'function')
+        throw new Error(NO_READ_MESSAGE)
       const decision = await limiterFor(max, timeWindow).peek(key)
       const now = systemClock()
       const current = decision.limit - decision.remaining + overageOf(key, now)

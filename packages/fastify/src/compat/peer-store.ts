@@ -1,32 +1,30 @@
 /**
- * Owns the seam for @fastify/rate-limit stores: a peer store object, used as is, behind Sluice's
- * Store contract, so the one core limiter decides with it. The peer store counts and times each
- * key's window itself (its `incr` is atomic on its side), so consume is its `incr` and peek its
- * `read`; what the contract asks beyond them (refunds, penalties, blocks, resets) has no
- * counterpart in the peer interface and is left undone.
+ * Owns mapping a @fastify/rate-limit store (its `incr` and `read` with callbacks) onto core's
+ * increment-store adapter, so the core limiter decides with it. The peer store counts and
+ * times each key's window itself (its `incr` is atomic on its side), so consume is its `incr`
+ * and peek its `read`. Its interface has no way to give a hit back, forget a key or block one:
+ * the adapter refuses those with an ERR_SLUICE_UNSUPPORTED error rather than skip them.
  */
-import type { PolicyOutcome, Store, StoreRequest, StoreResult } from '@sluice/core'
+import type { Policy } from '@sluice/core'
+import {
+  IncrementStoreAdapter,
+  type IncrementCount,
+  type IncrementStore,
+} from '@sluice/core/adapter'
 import type { PeerStore, PeerStoreResult } from './types'
 
 export const NO_READ_MESSAGE =
   'The configured rate-limit store does not implement a `read` method, which is required to use `{ increment: false }`'
 
-/** Marks the Stores made here, so the counter knows the peer store times its own windows. */
-export const PEER_STORE = Symbol('sluice.peerStore')
-
-export interface PeerStoreAsStore extends Store {
-  readonly [PEER_STORE]: PeerStore
-}
-
 function call(
   method: 'incr' | 'read',
   store: PeerStore,
-  request: StoreRequest,
+  key: string,
+  policy: Policy,
 ): Promise<PeerStoreResult> {
-  const policy = request.policies[0]!
   return new Promise((resolve, reject) => {
     store[method]!(
-      request.key,
+      key,
       (error, result) => (error ? reject(error) : resolve(result!)),
       policy.windowMs,
       policy.limit,
@@ -34,36 +32,30 @@ function call(
   })
 }
 
-function outcome(result: PeerStoreResult, limit: number): StoreResult {
-  const allowed = result.current <= limit
-  const ttl = Math.max(0, result.ttl)
-  const only: PolicyOutcome = {
-    allowed,
-    remaining: Math.max(0, limit - result.current),
-    resetMs: ttl,
-    retryAfterMs: allowed ? 0 : ttl,
-    delayMs: 0,
-  }
-  return { outcomes: [only] }
-}
+const countOf = (result: PeerStoreResult): IncrementCount => ({
+  hits: result.current,
+  resetMs: Math.max(0, result.ttl),
+})
 
-export function peerStoreAsStore(store: PeerStore): PeerStoreAsStore {
+/** A @fastify/rate-limit store as core's increment-store adapter calls it. */
+function asIncrementStore(store: PeerStore): IncrementStore {
   return {
-    [PEER_STORE]: store,
-    async consume(request) {
-      return outcome(await call('incr', store, request), request.policies[0]!.limit)
-    },
-    async peek(request) {
-      if (typeof store.read !== 'function') throw new Error(NO_READ_MESSAGE)
-      return outcome(await call('read', store, request), request.policies[0]!.limit)
-    },
-    async refund() {},
-    async penalize() {},
-    async block() {},
-    async reset() {},
+    description: 'a @fastify/rate-limit store',
+    increment: async (key, policy) => countOf(await call('incr', store, key, policy)),
+    read:
+      typeof store.read === 'function'
+        ? async (key, policy) => countOf(await call('read', store, key, policy))
+        : undefined,
   }
 }
 
-export function isPeerStore(store: Store): store is PeerStoreAsStore {
-  return PEER_STORE in store
+/** A @fastify/rate-limit store as a Sluice Store. */
+export class FastifyPeerStore extends IncrementStoreAdapter {
+  constructor(readonly fastifyStore: PeerStore) {
+    super(asIncrementStore(fastifyStore))
+  }
+}
+
+export function isPeerStore(store: object): store is FastifyPeerStore {
+  return store instanceof FastifyPeerStore
 }

@@ -6,7 +6,7 @@
  */
 import { MemoryStore, type Logger, type Store } from '@sluice/core'
 import { createCounter, type Counter } from './counter'
-import { peerStoreAsStore } from './peer-store'
+import { FastifyPeerStore } from './peer-store'
 import type { PeerStore, RateLimitParams, RateLimitPluginOptions } from './types'
 
 const DEFAULT_CACHE = 5000
@@ -39,7 +39,7 @@ export async function counterSource(
   if (options.store !== undefined) {
     const root: PeerStore = new options.store(globalParams)
     return (params, child) =>
-      counterOn(peerStoreAsStore(child ? root.child(params) : root), '', params)
+      counterOn(new FastifyPeerStore(child ? root.child(params) : root), '', params)
   }
   const store =
     options.redis !== undefined

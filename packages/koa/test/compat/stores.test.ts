@@ -2,17 +2,14 @@ import { execFileSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { Redis } from 'ioredis'
 import request from 'supertest'
-import { describeStoreConformance, startRedis, type RedisServer } from '@sluice/testkit'
+import { createLimiter } from '@sluice/core'
+import { startRedis, type RedisServer } from '@sluice/testkit'
 import { MapStore } from '../../src/compat/map-store'
 import { serve, sleep, type Served } from './serve'
 
-// koa-ratelimit's stores as is: its `db` Map (a Sluice Store on the Map, which the store
-// conformance suite checks like every store) and its ioredis client (RedisStore on it).
-
-describeStoreConformance('MapStore (koa-ratelimit db Map)', async () => {
-  const store = new MapStore(new Map(), 'limit')
-  return { store, close: () => Promise.resolve() }
-})
+// koa-ratelimit's stores as is: its `db` Map (counts of windows from each client's first
+// request, through core's adapter for increment-style peer stores, as express-rate-limit's and
+// @fastify/rate-limit's stores are) and its ioredis client (RedisStore on it).
 
 describe('driver redis: the ioredis client given as db', () => {
   let server: RedisServer
@@ -82,19 +79,23 @@ test('require(@sluice/koa/compat) is the ratelimit function, as require(koa-rate
   ).toBe('function')
 })
 
-test('the db Map is swept: clients whose window ended are dropped, the live ones kept exactly', async () => {
-  const { createLimiter } = await import('@sluice/core')
-  const db = new Map<string, unknown>()
-  db.set('app-owned', 'kept') // a value of the application's own is left alone
-  let now = 1_000_000
-  const limiter = createLimiter({
+/** A limiter counting in `db` as the compat entry's memory driver does (one-minute windows). */
+function mapLimiter(db: Map<string, unknown>, limit: number, clock: () => number) {
+  return createLimiter({
     store: new MapStore(db, 'limit'),
-    limit: 3,
+    limit,
     window: 60_000,
     algorithm: 'fixed-window',
     anchor: 'first-request',
-    clock: () => now,
+    clock,
   })
+}
+
+test('the db Map is swept: clients whose window ended are dropped, the live ones kept exactly', async () => {
+  const db = new Map<string, unknown>()
+  db.set('app-owned', 'kept') // a value of the application's own is left alone
+  let now = 1_000_000
+  const limiter = mapLimiter(db, 3, () => now)
   for (let i = 0; i < 5_000; i++) await limiter.consume(`id-${i}`)
   expect(db.size).toBe(5_001)
   now += 30_000
@@ -107,4 +108,16 @@ test('the db Map is swept: clients whose window ended are dropped, the live ones
   // The live ones keep their exact counts.
   expect((await limiter.peek('late')).remaining).toBe(2)
   expect((await limiter.consume('late')).remaining).toBe(1)
+})
+
+test("the db Map holds each client's count and window end; reward and reset change it exactly", async () => {
+  const db = new Map<string, unknown>()
+  const limiter = mapLimiter(db, 2, () => 1_000_000)
+  for (let i = 0; i < 3; i++) await limiter.consume('k')
+  // Refused requests are counted too, as koa-ratelimit counts them.
+  expect(db.get('limit:k')).toEqual({ count: 3, endsAt: 1_060_000 })
+  await limiter.reward('k')
+  expect(db.get('limit:k')).toEqual({ count: 2, endsAt: 1_060_000 })
+  await limiter.reset('k')
+  expect(db.has('limit:k')).toBe(false)
 })
