@@ -183,7 +183,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
     'false or { groups }',
     packed,
   )
-  if (packed !== false) checkKnownOptions(packed, ['groups'], 'RedisStore `packed`')
+  if (packed !== false) checkKnownOptions(packed, ['groups', 'seed'], 'RedisStore `packed`')
   const groups = packed === false ? 0 : (packed.groups ?? 4096)
   if (packed !== false) checkInteger(groups, 'packed.groups', 1)
   const seed = packed === false ? undefined : packed.seed
@@ -194,10 +194,6 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
       'a non-empty string',
       seed,
     )
-    for (const name of Object.keys(packed)) {
-      const value = (packed as Record<string, unknown>)[name]
-      check(name === 'groups' || name === 'seed', `packed.${name}`, 'unset (unknown)', value)
-    }
   }
   return {
     groups,
