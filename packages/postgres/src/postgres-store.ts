@@ -133,7 +133,9 @@ export class PostgresStore implements Store {
         algorithmOf(policy).apply(view.state(rows[i + 1], policy, now), 0, now, policy, cost)
         view.changed(rows[i + 1], policy)
       }
-      return { outcomes }
+      // On the database's clock, say when the charge was made: a late reply's refund then
+      // removes exactly it (a sliding log's timestamps, the same window).
+      return this.ownClock ? { outcomes, at: now } : { outcomes }
     })
   }
 
@@ -153,9 +155,12 @@ export class PostgresStore implements Store {
     const { key, keys, policies, cost, at } = request
     const rows = this.rowsOf(key, policies, keys)
     await this.submit('refund', request.now, rows, (view, databaseNow) => {
-      const now = this.ownClock ? databaseNow : request.now
-      // At the same distance before the database's now as before the request's.
-      const when = at === undefined || !this.ownClock ? at : databaseNow - (request.now - at)
+      // A refund of a charge this store reported (StoreRefund.storeClock) is already on the
+      // database's clock: decided exactly there.
+      const asGiven = !this.ownClock || request.storeClock === true
+      const now = asGiven ? request.now : databaseNow
+      // Otherwise at the same distance before the database's now as before the request's.
+      const when = at === undefined || asGiven ? at : databaseNow - (request.now - at)
       for (const [i, policy] of policies.entries()) {
         if (!view.has(rows[i + 1], now)) continue
         algorithmOf(policy).refund(view.state(rows[i + 1], policy, now), 0, now, policy, cost, when)

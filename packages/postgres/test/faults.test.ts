@@ -1,5 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { createLimiter, storeHealth, type Decision, type Limiter } from '@sluice/core'
+import {
+  createLimiter,
+  localTier,
+  storeHealth,
+  type Decision,
+  type Limiter,
+  type Store,
+} from '@sluice/core'
 import { PostgresStore } from '@sluice/postgres'
 import {
   latenciesWhileHung,
@@ -79,6 +86,49 @@ test('requests denied during a pause are not charged when Postgres resumes (exac
   expect(storeHealth(store)?.state).toBe('closed')
   await store.close()
   await pool.end()
+})
+
+/** Consumes `n` one after another and writes Y (admitted) or n (refused) for each. */
+async function pattern(limiter: Limiter, key: string, n: number): Promise<string> {
+  let out = ''
+  for (let i = 0; i < n; i++) out += (await limiter.consume(key)).allowed ? 'Y' : 'n'
+  return out
+}
+
+// On the database's clock a late charge happened at a time the app never saw: its refund must
+// remove exactly that charge, whatever the algorithm keeps (a sliding log: one timestamp a unit).
+describe.each([false, true])('database clock, local tier %s', (tiered) => {
+  test.each(['sliding-log', 'sliding-window', 'fixed-window', 'token-bucket', 'gcra'] as const)(
+    '%s: requests denied during a pause are never charged (exact count after)',
+    async (algorithm) => {
+      const pool = new Pool({ connectionString: server.url, max: 4 })
+      const postgres = new PostgresStore({ client: pool, sweepIntervalMs: false })
+      const store: Store = tiered ? localTier(postgres) : postgres
+      const options = { algorithm, limit: 10, window: '1h' } as const
+      const limiter = createLimiter({
+        store,
+        ...options,
+        timeoutMs: TIMEOUT_MS,
+        onStoreError: 'deny',
+        breaker: false,
+        logger: { warn: () => undefined },
+      })
+      const key = `late:${algorithm}:${String(tiered)}:${Date.now()}`
+      expect(await pattern(limiter, key, 3)).toBe('YYY')
+      server.pause()
+      const during = await Promise.all(Array.from({ length: 6 }, () => limiter.consume(key)))
+      expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+      server.resume()
+      await storeSettled(store)
+      // The store admitted 3: 7 more pass, the 8th is refused.
+      expect(await pattern(limiter, key, 8)).toBe('YYYYYYYn')
+      if (tiered) await (store as ReturnType<typeof localTier>).close()
+      const direct = createLimiter({ store: postgres, ...options, breaker: false })
+      expect((await direct.peek(key)).remaining).toBe(0)
+      await postgres.close()
+      await pool.end()
+    },
+  )
 })
 
 test('a restart mid-traffic: answered throughout, exactly the store-admitted requests counted', async () => {
