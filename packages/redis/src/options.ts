@@ -2,8 +2,7 @@
  * Owns RedisStore's options: their documentation and defaults, checked and resolved once into
  * the settings the store reads.
  */
-import { ConfigError } from '@sluice/core'
-import { BlockCache, checkKnownOptions } from '@sluice/core/adapter'
+import { BlockCache, checkKnownOptions, ConfigError } from '@sluice/core/web'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
 import { checkPrefix, describeValue } from './keys'
@@ -183,7 +182,7 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
     'false or { groups }',
     packed,
   )
-  if (packed !== false) checkKnownOptions(packed, ['groups'], 'RedisStore `packed`')
+  if (packed !== false) checkKnownOptions(packed, ['groups', 'seed'], 'RedisStore `packed`')
   const groups = packed === false ? 0 : (packed.groups ?? 4096)
   if (packed !== false) checkInteger(groups, 'packed.groups', 1)
   const seed = packed === false ? undefined : packed.seed
@@ -194,10 +193,6 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
       'a non-empty string',
       seed,
     )
-    for (const name of Object.keys(packed)) {
-      const value = (packed as Record<string, unknown>)[name]
-      check(name === 'groups' || name === 'seed', `packed.${name}`, 'unset (unknown)', value)
-    }
   }
   return {
     groups,
