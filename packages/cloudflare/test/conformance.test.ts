@@ -93,30 +93,31 @@ class WorkerStore implements Store {
   }
 }
 
-describeStoreConformance(
-  'DurableObjectStore in workerd (Miniflare)',
-  async () => {
-    const script = await bundleWorker(join(__dirname, 'fixtures/store-worker.ts'))
-    const mf = new Miniflare({
-      modules: true,
-      script,
-      compatibilityDate: '2025-04-01',
-      durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
-    })
-    await mf.ready
-    return { store: new WorkerStore(mf), close: () => mf.dispose() }
-  },
-  { traceRuns: 30 },
-)
-
-test('a key longer than a storage key may be (2 KiB) is counted under its hash', async () => {
+/** workerd running fixtures/store-worker.ts with `bindings` (SLUICE_TIME: whose clock decides). */
+async function storeWorker(bindings: Record<string, string> = {}): Promise<Miniflare> {
   const script = await bundleWorker(join(__dirname, 'fixtures/store-worker.ts'))
   const mf = new Miniflare({
     modules: true,
     script,
     compatibilityDate: '2025-04-01',
     durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
+    bindings,
   })
+  await mf.ready
+  return mf
+}
+
+describeStoreConformance(
+  'DurableObjectStore in workerd (Miniflare)',
+  async () => {
+    const mf = await storeWorker()
+    return { store: new WorkerStore(mf), close: () => mf.dispose() }
+  },
+  { traceRuns: 30 },
+)
+
+test('a key longer than a storage key may be (2 KiB) is counted under its hash', async () => {
+  const mf = await storeWorker()
   try {
     // The first call starts the object: no timeout to race it.
     const store = new WorkerStore(mf)
@@ -133,14 +134,7 @@ test('a key longer than a storage key may be (2 KiB) is counted under its hash',
 })
 
 test("time: 'object': a consume says when the object charged, and a refund there on the object's clock removes exactly that sliding-log entry", async () => {
-  const script = await bundleWorker(join(__dirname, 'fixtures/store-worker.ts'))
-  const mf = new Miniflare({
-    modules: true,
-    script,
-    compatibilityDate: '2025-04-01',
-    durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
-    bindings: { SLUICE_TIME: 'object' },
-  })
+  const mf = await storeWorker({ SLUICE_TIME: 'object' })
   try {
     const store = new WorkerStore(mf)
     const [policy] = createLimiter({
