@@ -1,7 +1,7 @@
 // Next.js middleware (middleware.ts at the project root): 100 requests a minute per client on
 // every /api route, counted in Upstash, checked before the route runs. Returning nothing lets
-// Next.js go on to the route. The Node.js runtime (Next.js 15.5 and later): RedisStore needs
-// node:crypto, which the edge runtime lacks.
+// Next.js go on to the route. It runs on the edge runtime, middleware's default: RedisStore
+// and @upstash/redis use web APIs only.
 import { rateLimit } from '@sluice/fetch'
 import { store } from './lib/store'
 
@@ -17,4 +17,4 @@ export async function middleware(request: Request): Promise<Response | undefined
   return verdict.response
 }
 
-export const config = { matcher: '/api/:path*', runtime: 'nodejs' }
+export const config = { matcher: '/api/:path*' }

@@ -44,7 +44,10 @@ function hash(key: string): number {
  * transitions and keeps the state in its storage: one subrequest per decision.
  */
 export class DurableObjectStore implements Store {
-  /** With time: 'object', the object's clock decides (late charges are refunded at arrival). */
+  /**
+   * With time: 'object', the object's clock decides: a consume's result says when it charged
+   * (`at`), and a refund with `storeClock` is decided at its `now` on that clock.
+   */
   readonly ownClock: boolean
   private readonly namespace: DurableObjectNamespaceLike
   private readonly objects: number
@@ -92,20 +95,21 @@ export class DurableObjectStore implements Store {
     const cache = this.cache
     // Reservations are admitted where a plain request is refused: never from the cache.
     if (cache === undefined || request.cost !== 1 || request.maxDelayMs! > 0) {
-      return { outcomes: await this.call('consume', request) }
+      return resultOf(await this.call('consume', request))
     }
     const local = this.ownClock ? Date.now() : request.now
     const signature = signatureOf(request)
     const cached = cache.get(request.key, signature, local)
     if (cached !== undefined) return { outcomes: cached }
-    const outcomes = await this.call('consume', request)
+    const answer = await this.call('consume', request)
+    const outcomes = answer.outcomes ?? []
     if (!outcomes[0]?.allowed) cache.remember(request.key, signature, local, outcomes)
     else if (request.keys !== undefined) cache.forget(request.key)
-    return { outcomes }
+    return resultOf(answer)
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
-    return { outcomes: await this.call('peek', request) }
+    return { outcomes: (await this.call('peek', request)).outcomes ?? [] }
   }
 
   async refund(request: StoreRefund): Promise<void> {
@@ -136,7 +140,7 @@ export class DurableObjectStore implements Store {
     return (this.ids[index] ??= this.namespace.idFromName(`${this.name}:${index}`))
   }
 
-  private async call(op: Op, request: Omit<Call, 'op' | 'objectTime'>): Promise<PolicyOutcomes> {
+  private async call(op: Op, request: Omit<Call, 'op' | 'objectTime'>): Promise<Answer> {
     const call: Call = { ...request, op, objectTime: this.ownClock }
     let answer: Answer
     try {
@@ -153,11 +157,14 @@ export class DurableObjectStore implements Store {
     if (answer.error !== undefined) {
       throw new StoreError(`DurableObjectStore ${op} failed in the object: ${answer.error}`)
     }
-    return answer.outcomes ?? []
+    return answer
   }
 }
 
-type PolicyOutcomes = NonNullable<Answer['outcomes']>
+/** A consume's answer as a StoreResult: `at` when the object's clock charged. */
+function resultOf({ outcomes = [], at }: Answer): StoreResult {
+  return at === undefined ? { outcomes } : { outcomes, at }
+}
 
 /** Which policies (and rule keys) a cached answer is for: a changed limit asks the object. */
 function signatureOf({ policies, keys }: StoreRequest): string {

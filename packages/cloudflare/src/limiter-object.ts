@@ -88,7 +88,9 @@ export class SluiceLimiterObject {
   }
 
   private async run(call: Call): Promise<Answer> {
-    const now = call.objectTime ? Date.now() : call.now
+    // A refund on the object's clock (storeClock) lands where its charge did, not at arrival.
+    const ownClock = call.objectTime && call.storeClock !== true
+    const now = ownClock ? Date.now() : call.now
     const ids = await Promise.all(call.policies.map((p, i) => storageKey(stateId(call, i, p))))
     const block = await storageKey(blockId(call.key))
     const read =
@@ -110,7 +112,10 @@ export class SluiceLimiterObject {
     }
     if (result.remove.length > 0)
       void this.storage.delete(result.remove.map((id) => keyOf.get(id) as string))
-    return { outcomes: result.outcomes }
+    // When the object's clock charged, so a late reply's refund can land exactly there.
+    return call.op === 'consume' && ownClock
+      ? { outcomes: result.outcomes, at: now }
+      : { outcomes: result.outcomes }
   }
 
   private async armSweep(): Promise<void> {

@@ -39,8 +39,9 @@ export interface DurableObjectStoreOptions {
    */
   name?: string
   /**
-   * Whose clock decides. `'object'`: the Durable Object's, so Workers in every location agree.
-   * `'client'`: the limiter's clock (tests with a fake clock).
+   * Whose clock decides. `'object'`: the Durable Object's, so Workers in every location agree;
+   * a consume then says when the object charged (`StoreResult.at`), so a late reply's refund
+   * lands there. `'client'`: the limiter's clock (tests with a fake clock).
    * @default 'object'
    */
   time?: 'object' | 'client'

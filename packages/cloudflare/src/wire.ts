@@ -21,6 +21,11 @@ export interface Call {
   readonly maxDelayMs?: number
   /** refund: when the refunded request was admitted (absent: a reward). */
   readonly at?: number
+  /**
+   * refund: `now` and `at` are on the object's clock (a StoreResult's `at`): an object on its
+   * own clock decides at `now` as given, where the charge was made.
+   */
+  readonly storeClock?: boolean
   /** block: until when (ms, on the clock that decides). */
   readonly until?: number
 }
@@ -28,6 +33,8 @@ export interface Call {
 /** The object's answer: outcomes per policy (empty for refund, penalize, block, reset). */
 export interface Answer {
   readonly outcomes?: readonly PolicyOutcome[]
+  /** consume on the object's own clock: that clock when it decided (StoreResult.at). */
+  readonly at?: number
   /** Why the call failed, when it did. */
   readonly error?: string
 }

@@ -63,7 +63,8 @@ class WorkerStore implements Store {
   }
 
   async consume(request: StoreRequest): Promise<StoreResult> {
-    return { outcomes: (await this.call('consume', [request])).outcomes ?? [] }
+    const { outcomes = [], at } = await this.call('consume', [request])
+    return at === undefined ? { outcomes } : { outcomes, at }
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
@@ -92,30 +93,31 @@ class WorkerStore implements Store {
   }
 }
 
-describeStoreConformance(
-  'DurableObjectStore in workerd (Miniflare)',
-  async () => {
-    const script = await bundleWorker(join(__dirname, 'fixtures/store-worker.ts'))
-    const mf = new Miniflare({
-      modules: true,
-      script,
-      compatibilityDate: '2025-04-01',
-      durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
-    })
-    await mf.ready
-    return { store: new WorkerStore(mf), close: () => mf.dispose() }
-  },
-  { traceRuns: 30 },
-)
-
-test('a key longer than a storage key may be (2 KiB) is counted under its hash', async () => {
+/** workerd running fixtures/store-worker.ts with `bindings` (SLUICE_TIME: whose clock decides). */
+async function storeWorker(bindings: Record<string, string> = {}): Promise<Miniflare> {
   const script = await bundleWorker(join(__dirname, 'fixtures/store-worker.ts'))
   const mf = new Miniflare({
     modules: true,
     script,
     compatibilityDate: '2025-04-01',
     durableObjects: { SLUICE_LIMITER: 'SluiceLimiterObject' },
+    bindings,
   })
+  await mf.ready
+  return mf
+}
+
+describeStoreConformance(
+  'DurableObjectStore in workerd (Miniflare)',
+  async () => {
+    const mf = await storeWorker()
+    return { store: new WorkerStore(mf), close: () => mf.dispose() }
+  },
+  { traceRuns: 30 },
+)
+
+test('a key longer than a storage key may be (2 KiB) is counted under its hash', async () => {
+  const mf = await storeWorker()
   try {
     // The first call starts the object: no timeout to race it.
     const store = new WorkerStore(mf)
@@ -126,6 +128,37 @@ test('a key longer than a storage key may be (2 KiB) is counted under its hash',
     expect(remaining).toEqual([2, 1, 0, 0])
     // A key that differs only past the first 1024 characters has a count of its own.
     expect((await limiter.consume(`${long}x`)).remaining).toBe(2)
+  } finally {
+    await mf.dispose()
+  }
+})
+
+test("time: 'object': a consume says when the object charged, and a refund there on the object's clock removes exactly that sliding-log entry", async () => {
+  const mf = await storeWorker({ SLUICE_TIME: 'object' })
+  try {
+    const store = new WorkerStore(mf)
+    const [policy] = createLimiter({
+      limit: 3,
+      window: '1m',
+      algorithm: 'sliding-log',
+      store,
+    }).policies
+    const request = { key: 'late', policies: [policy], cost: 1, now: 0 }
+    const first = await store.consume(request)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const second = await store.consume(request)
+    expect([first.outcomes[0].remaining, second.outcomes[0].remaining]).toEqual([2, 1])
+    // The object's clock, not the request's now (0), and the second charge came later.
+    expect(first.at).toBeGreaterThan(1_000_000_000_000)
+    expect(second.at).toBeGreaterThan(first.at as number)
+    const left = async () => (await store.peek({ ...request, cost: 0 })).outcomes[0].remaining
+    // The refund of the first charge, as a late reply's (core's chargedRefund) makes it.
+    const at = first.at as number
+    await store.refund({ ...request, now: at, at, storeClock: true })
+    expect(await left()).toBe(2)
+    // Exactly that entry went: refunding it again finds nothing at `at` to remove.
+    await store.refund({ ...request, now: at, at, storeClock: true })
+    expect(await left()).toBe(2)
   } finally {
     await mf.dispose()
   }

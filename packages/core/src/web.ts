@@ -29,6 +29,11 @@ export { isPromise } from './promise'
 export { compileTrustProxy, forwardedEntries } from './http/trust'
 export { resetProxyWarnings } from './http/proxy-warnings'
 export type * from './public-types'
-// Stores that decide with core's transitions where only web APIs exist (@sluice/cloudflare).
-export { algorithmOf } from './algorithms'
+// What stores that run where only web APIs exist build on (@sluice/cloudflare, and @sluice/redis,
+// which imports only this entry so that it loads on Vercel's edge runtime with @upstash/redis).
+export { algorithms, algorithmOf } from './algorithms'
 export { BlockCache } from './store/block-cache'
+export { ALGORITHM_CODES, policyCode, checkKnownOptions } from './options'
+export { isWide } from './policy'
+export { SerialQueues } from './store-call/serial'
+export { nameStore } from './store-call/store-name'

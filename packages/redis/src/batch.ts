@@ -11,6 +11,13 @@ import type { LuaScript } from './lua'
 import type { Plan, PolicyScript } from './plan'
 import { decidedOn, flatOutcomes, parseOutcomes } from './replies'
 
+/**
+ * After this turn's other consumes have queued: setImmediate where it exists (Node, Bun, Deno),
+ * else a zero timer (Vercel Edge and workerd have no setImmediate).
+ */
+const nextTurn: (run: () => void) => void =
+  typeof setImmediate === 'function' ? (run) => setImmediate(run) : (run) => setTimeout(run, 0)
+
 /** A consume waiting in the batch of its policy's script (see Batcher.enqueue). */
 export interface BatchEntry {
   readonly plan: Plan
@@ -85,7 +92,7 @@ export class Batcher {
       this.batches.set(entry.own, batch)
       if (!this.flushScheduled) {
         this.flushScheduled = true
-        setImmediate(this.flush)
+        nextTurn(this.flush)
       }
     }
     batch.push(entry)

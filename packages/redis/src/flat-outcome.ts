@@ -1,8 +1,7 @@
 /**
  * Owns reading the flat replies of the single-policy scripts into policy outcomes.
  */
-import { type Policy, type PolicyOutcome } from '@sluice/core'
-import { algorithmOf, algorithms } from '@sluice/core/adapter'
+import { algorithmOf, algorithms, type Policy, type PolicyOutcome } from '@sluice/core/web'
 
 /**
  * The outcome of a flat script's one-integer reply (see lua/flat/), computed by core's own

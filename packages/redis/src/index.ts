@@ -1,7 +1,7 @@
 /**
  * The public entry of @sluice/redis.
  */
-import { nameStore } from '@sluice/core/adapter'
+import { nameStore } from '@sluice/core/web'
 import { RedisStore } from './redis-store'
 
 // Log lines and errors name the store, even where a bundler renamed the class.
@@ -17,6 +17,6 @@ export type {
 } from './client/types'
 export { SCRIPTS } from './lua'
 /** Short codes the scripts know the algorithms by (core's, the same as in policy ids). */
-export { ALGORITHM_CODES } from '@sluice/core/adapter'
+export { ALGORITHM_CODES } from '@sluice/core/web'
 export type { LuaScript } from './lua'
 export { escapeKey, policyKeyId } from './keys'

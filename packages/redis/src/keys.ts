@@ -1,7 +1,7 @@
 /**
  * Owns Redis key names: escaping, hash tags that keep one decision's keys on one slot, prefixes.
  */
-import { ConfigError, type Policy } from '@sluice/core'
+import { ConfigError, type Policy } from '@sluice/core/web'
 
 /** A value for an error message: strings quoted, everything else as JSON where possible. */
 export function describeValue(value: unknown): string {

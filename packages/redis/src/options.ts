@@ -2,8 +2,7 @@
  * Owns RedisStore's options: their documentation and defaults, checked and resolved once into
  * the settings the store reads.
  */
-import { ConfigError } from '@sluice/core'
-import { BlockCache, checkKnownOptions } from '@sluice/core/adapter'
+import { BlockCache, checkKnownOptions, ConfigError } from '@sluice/core/web'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
 import { checkPrefix, describeValue } from './keys'

@@ -2,8 +2,7 @@
  * Owns what RedisStore sends for a set of policies: which script (flat, per-policy, generic),
  * its policy arguments and state keys, worked out once per policies array.
  */
-import { type AlgorithmName, type Policy } from '@sluice/core'
-import { isWide, policyCode } from '@sluice/core/adapter'
+import { isWide, policyCode, type AlgorithmName, type Policy } from '@sluice/core/web'
 import type { FlatKind } from './flat-outcome'
 import { escapePart, policyKeyId } from './keys'
 import {

@@ -4,7 +4,6 @@
  * and the block cache in front of it. Options: options.ts; the clients: client/; plans and
  * per-policy scripts: plan.ts; batches: batch.ts; replies: replies.ts.
  */
-import { randomBytes } from 'node:crypto'
 import type {
   Policy,
   PolicyOutcome,
@@ -14,7 +13,7 @@ import type {
   StoreRequest,
   StoreResult,
 } from '@sluice/core'
-import type { BlockCache } from '@sluice/core/adapter'
+import type { BlockCache } from '@sluice/core/web'
 import { Batcher } from './batch'
 import { ChargeTimes } from './charge-times'
 import type { ScriptClient } from './client/types'
@@ -33,6 +32,7 @@ import {
   type PolicyScript,
 } from './plan'
 import { asResult, flatOutcomes, parseOutcomes } from './replies'
+import { randomToken } from './web-crypto'
 import { CasRunner, type CasOp } from './cas/runner'
 import { KeyStorage, PackedStorage } from './cas/storage'
 import { pushDriverArgs, pushOwnArgs, type ArgSettings, type Op } from './script-args'
@@ -65,7 +65,7 @@ export class RedisStore implements Store {
   /** Sliding-log members are `<instance>:<counter>.<n>`: unique per request across processes. */
   /** Slots of `concurrency` limits (slots.ts). */
   readonly slots: RedisSlots
-  private readonly instance = randomBytes(6).toString('base64url')
+  private readonly instance = randomToken(6)
   private requests = 0
   /** The shared scripts, each with whether this store has sent it yet (see evaluate). */
   private readonly loaded = new Map<LuaScript, LoadedScript>()

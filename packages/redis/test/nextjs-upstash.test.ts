@@ -44,7 +44,7 @@ test('route handler: 10 a minute per client, one REST request per decision, then
 })
 
 test('middleware: lets 100 a minute go on, answers the 101st with its 429', async () => {
-  expect(config).toEqual({ matcher: '/api/:path*', runtime: 'nodejs' })
+  expect(config).toEqual({ matcher: '/api/:path*' })
   const verdicts = await Promise.all(
     Array.from({ length: 105 }, () => middleware(from('192.0.2.9'))),
   )

@@ -4,8 +4,8 @@
  * hash grows it past the listpack and makes every call on it slower), and where the seed comes
  * from: the `packed.seed` option, or one the store's processes share through Redis.
  */
-import { createHash, randomBytes } from 'node:crypto'
 import type { ScriptClient } from '../client/types'
+import { randomToken, sha256Bytes, utf8Text } from '../web-crypto'
 
 /** Left-rotates a 32-bit integer. */
 const rotl = (x: number, b: number): number => (x << b) | (x >>> (32 - b))
@@ -61,8 +61,8 @@ export class GroupHash {
 
 /** The group hash of a seed (any string): its key is the seed's SHA-256, so any seed will do. */
 export function groupHashOf(seed: string, groups: number): GroupHash {
-  const digest = createHash('sha256').update(seed).digest()
-  return new GroupHash(digest.readInt32LE(0), digest.readInt32LE(4), groups)
+  const digest = new DataView(sha256Bytes(seed).buffer)
+  return new GroupHash(digest.getInt32(0, true), digest.getInt32(4, true), groups)
 }
 
 /** Sets the seed unless one is there, and returns the one that is: one round trip, atomic. */
@@ -74,14 +74,9 @@ return redis.call('GET', KEYS[1])`
  * process to ask sets a random one, the others read it.
  */
 export async function sharedSeed(client: ScriptClient, prefix: string): Promise<string> {
-  const reply = await client.eval(
-    SHARED_SEED,
-    '1',
-    `${prefix}:seed`,
-    randomBytes(16).toString('base64url'),
-  )
+  const reply = await client.eval(SHARED_SEED, '1', `${prefix}:seed`, randomToken(16))
   // Some clients answer bulk strings as bytes.
-  const seed = reply instanceof Uint8Array ? Buffer.from(reply).toString('utf8') : reply
+  const seed = reply instanceof Uint8Array ? utf8Text(reply) : reply
   if (typeof seed !== 'string' || seed === '') {
     throw new Error(`unexpected reply for the packed layout's seed: ${String(seed)}`)
   }

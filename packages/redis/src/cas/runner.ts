@@ -9,7 +9,7 @@
  * decided again from a fresh read. Where the state lives: storage.ts.
  */
 import type { Policy, PolicyOutcome, StoreRefund, StoreRequest } from '@sluice/core'
-import { algorithmOf, SerialQueues } from '@sluice/core/adapter'
+import { algorithmOf, SerialQueues } from '@sluice/core/web'
 import { describeValue } from '../keys'
 import { decidedOn } from '../replies'
 import { decidesAtOwnNow } from '../script-args'

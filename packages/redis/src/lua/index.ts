@@ -1,7 +1,6 @@
 /**
  * Owns the Lua scripts RedisStore loads: assembled per algorithm, named, and their SHA1s.
  */
-import { createHash } from 'node:crypto'
 import type { AlgorithmName, WindowAnchor } from '@sluice/core'
 import { BLOCK } from './block'
 import { DRIVER, DRIVER_BATCH } from './driver'
@@ -24,6 +23,7 @@ import { SLIDING_LOG } from './sliding-log'
 import { SLIDING_WINDOW } from './sliding-window'
 import { TOKEN_BUCKET } from './token-bucket'
 import { PACKED_READ, PACKED_WRITE, WIDE_READ, WIDE_WRITE } from './cas'
+import { sha1Hex } from '../web-crypto'
 
 /** One Lua script as RedisStore runs it (EVALSHA, and EVAL to load it). */
 export interface LuaScript {
@@ -107,7 +107,7 @@ function packedFlat(algorithm: PackedFlatAlgorithm, anchor: WindowAnchor = 'cloc
 }
 
 export function script(lua: string): LuaScript {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') }
+  return { lua, sha: sha1Hex(lua) }
 }
 
 /**

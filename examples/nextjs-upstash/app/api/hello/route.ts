@@ -10,7 +10,8 @@ const limited = rateLimit({
   ip: (request) => request.headers.get('x-real-ip'),
 })
 
-export const runtime = 'nodejs'
+// The edge runtime; 'nodejs' (the default) works the same.
+export const runtime = 'edge'
 
 export const GET = (request: Request): Promise<Response> =>
   limited(request, (_request, decision) =>
