@@ -14,24 +14,13 @@ import {
 import { ModulesContainer, Reflector } from '@nestjs/core'
 import type { Logger } from '@sluice/core'
 import { checkCount, checkModuleOptions, objectForm, warnIfSeconds } from './check-options'
-import {
-  DEFAULT_THROTTLER,
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_OPTIONS,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from './constants'
+import { DEFAULT_THROTTLER, THROTTLER_OPTIONS } from './constants'
 import { SluiceCounter, type Counted } from './counter'
 import { ThrottlerException, throttlerMessage } from './exception'
 import { hashKey } from './hash'
 import { checkControllers, checkThrottleNames } from './names'
 import type {
   Resolvable,
-  ThrottlerGenerateKeyFunction,
-  ThrottlerGetTrackerFunction,
   ThrottlerLimitDetail,
   ThrottlerModuleOptions,
   ThrottlerOptions,
@@ -40,9 +29,9 @@ import type {
 import { rawResponse, type PlatformRequest } from './platform'
 import { ThrottlerStorage } from './storage'
 import { ThrottlerStorageService } from './storage-service'
+import { RouteThrottlers, type NamedThrottler } from './route-throttlers'
 import { Trackers } from './tracker'
 
-type NamedThrottler = ThrottlerOptions & { name: string }
 type CommonOptions = Pick<
   ThrottlerOptions,
   'skipIf' | 'ignoreUserAgents' | 'getTracker' | 'generateKey' | 'setHeaders'
@@ -63,6 +52,7 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
   private logger: Logger = console
   private counter: SluiceCounter | undefined
   private trackers!: Trackers
+  private routes!: RouteThrottlers
   private readonly checked = new WeakSet<object>()
 
   constructor(
@@ -96,6 +86,10 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
     this.commonOptions.getTracker ??= this.getTracker.bind(this)
     this.commonOptions.generateKey ??= this.generateKey.bind(this)
     this.trackers = new Trackers(this.logger)
+    this.routes = new RouteThrottlers(this.reflector, this.throttlers, {
+      getTracker: this.commonOptions.getTracker,
+      generateKey: this.commonOptions.generateKey,
+    })
     const storage = this.storageService
     if (storage instanceof ThrottlerStorageService) {
       this.counter = new SluiceCounter(common, storage.store, this.logger, this.headerPrefix)
@@ -115,50 +109,33 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
     const classRef = context.getClass()
     if (await this.shouldSkip(context)) return true
     this.checkNames(handler, classRef)
-    const continues: boolean[] = []
-    for (const throttler of this.throttlers) {
-      const name = throttler.name
-      const targets = [handler, classRef]
-      const skip = this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP + name, targets)
-      const skipIf = throttler.skipIf || this.commonOptions.skipIf
-      if (skip || skipIf?.(context)) {
-        continues.push(true)
-        continue
-      }
-      const read = <T>(key: string) => this.reflector.getAllAndOverride<T>(key + name, targets)
-      const routeLimit = read<Resolvable<number>>(THROTTLER_LIMIT)
-      const routeTtl = read<Resolvable<number>>(THROTTLER_TTL)
-      const routeBlock = read<Resolvable<number>>(THROTTLER_BLOCK_DURATION)
-      const routeTracker = read<ThrottlerGetTrackerFunction>(THROTTLER_TRACKER)
-      const routeKey = read<ThrottlerGenerateKeyFunction>(THROTTLER_KEY_GENERATOR)
-      const at = `throttler "${name}"`
-      const limit = await this.resolveCount(
-        context,
-        routeLimit || throttler.limit,
-        `limit of ${at}`,
-        LIMIT,
-      )
-      const ttl = await this.resolveCount(context, routeTtl || throttler.ttl, `ttl of ${at}`, MS)
-      warnIfSeconds(ttl, limit, `ttl of ${at}`, this.logger)
+    const commonSkipIf = this.commonOptions.skipIf
+    let continues = true
+    for (const route of this.routes.of(handler, classRef)) {
+      const { throttler, labels } = route
+      const skipIf = throttler.skipIf || commonSkipIf
+      if (route.skip || skipIf?.(context)) continue
+      const limit = await this.resolveCount(context, route.limit, labels.limit, LIMIT)
+      const ttl = await this.resolveCount(context, route.ttl, labels.ttl, MS)
+      warnIfSeconds(ttl, limit, labels.ttl, this.logger)
       const blockDuration = await this.resolveCount(
         context,
-        routeBlock || throttler.blockDuration || ttl,
-        `blockDuration of ${at}`,
+        route.blockDuration || ttl,
+        labels.block,
         MS,
       )
-      continues.push(
-        await this.handleRequest({
-          context,
-          limit,
-          ttl,
-          throttler,
-          blockDuration,
-          getTracker: routeTracker || throttler.getTracker || this.commonOptions.getTracker!,
-          generateKey: routeKey || throttler.generateKey || this.commonOptions.generateKey!,
-        }),
-      )
+      const request = {
+        context,
+        limit,
+        ttl,
+        throttler,
+        blockDuration,
+        getTracker: route.getTracker,
+        generateKey: route.generateKey,
+      }
+      if (!(await this.handleRequest(request))) continues = false
     }
-    return continues.every((cont) => cont)
+    return continues
   }
 
   /** Override to skip whole requests (before any throttler runs). */
@@ -205,15 +182,17 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
   ): Promise<Counted> {
     const { context, limit, ttl, throttler, blockDuration } = props
     if (this.counter !== undefined) {
-      const cost = await this.resolveCount(
-        context,
-        throttler.cost ?? 1,
-        `cost of throttler "${name}"`,
-        'a positive whole number',
-      )
-      const named = { ...throttler, name }
+      const cost =
+        throttler.cost === undefined
+          ? 1
+          : await this.resolveCount(
+              context,
+              throttler.cost,
+              `cost of throttler "${name}"`,
+              'a positive whole number',
+            )
       return this.counter.count({
-        throttler: named,
+        throttler: throttler.name === name ? (throttler as NamedThrottler) : { ...throttler, name },
         limit,
         ttl,
         blockDuration,

@@ -50,6 +50,21 @@ class LimitedController {
   }
 }
 
+/** One handler, inherited by two controllers whose own @Throttle differ. */
+@Controller()
+class SharedRoutes {
+  @Get()
+  shared() {
+    return { ok: true }
+  }
+}
+@Throttle({ default: { limit: 2, ttl: seconds(20) } })
+@Controller('two')
+class TwoController extends SharedRoutes {}
+@Throttle({ default: { limit: 5, ttl: seconds(50) } })
+@Controller('five')
+class FiveController extends SharedRoutes {}
+
 describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platform) => {
   test('headers on admitted requests; the 429 body, Retry-After; a block, then a fresh count', async () => {
     const clock = manualClock()
@@ -135,6 +150,28 @@ describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platf
     expect(refused.headers['retry-after']).toBe('2')
     // Another route of the same client has a bucket of its own.
     expect((await agent.get('/limited').expect(200)).headers['x-ratelimit-remaining']).toBe('1')
+  })
+
+  test("an inherited handler keeps each controller's own @Throttle, request after request", async () => {
+    const { agent } = await boot(platform, {
+      imports: [ThrottlerModule.forRoot([{ limit: 10, ttl: seconds(60) }])],
+      controllers: [TwoController, FiveController],
+      providers: [appGuard],
+    })
+    for (const [path, limit, reset] of [
+      ['/two', '2', '20'],
+      ['/five', '5', '50'],
+      ['/two', '2', '20'],
+      ['/five', '5', '50'],
+    ]) {
+      const response = await agent.get(path).expect(200)
+      expect([
+        response.headers['x-ratelimit-limit'],
+        response.headers['x-ratelimit-reset'],
+      ]).toEqual([limit, reset])
+    }
+    await agent.get('/two').expect(429)
+    await agent.get('/five').expect(200)
   })
 
   test('@SkipThrottle() on a controller, undone on a route with { default: false }', async () => {
