@@ -95,7 +95,11 @@ export class DurableObjectStore implements Store {
     const cache = this.cache
     // Reservations are admitted where a plain request is refused: never from the cache.
     if (cache === undefined || request.cost !== 1 || request.maxDelayMs! > 0) {
-      return resultOf(await this.call('consume', request))
+      const answer = await this.call('consume', request)
+      // Admitted (a reservation) where a cached cost-1 request is refused: that entry no longer
+      // tells the truth.
+      if (cache !== undefined && answer.outcomes?.[0]?.allowed === true) cache.forget(request.key)
+      return resultOf(answer)
     }
     const local = this.ownClock ? Date.now() : request.now
     const signature = signatureOf(request)
