@@ -10,6 +10,7 @@ export {
   ALGORITHM_CODES,
   policyCode,
   checkKnownOptions,
+  checkPositiveInteger,
 } from './options'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'

@@ -54,6 +54,7 @@ export type {
   PassVerdict,
   AllowVerdict,
   RejectVerdict,
+  HttpCheck,
   FrameworkDefaults,
   RateLimitMessage,
   RequestList,

@@ -10,6 +10,7 @@ import { SluiceError } from '../errors'
 import { checkPositiveInteger } from '../options'
 import { isPromise } from '../promise'
 import type { RulesDecision } from '../rules/limiter'
+import { backoffMs, nothingPasses, waitingFor } from './backoff'
 import { responseTimes, type HeaderList } from './headers'
 import { keyFromResult } from './key-result'
 import { releaseOnClose } from './slots'
@@ -21,10 +22,12 @@ import type {
   AllowVerdict,
   Awaitable,
   FrameworkDefaults,
+  HttpCheck,
   HttpLimitOptions,
   HttpLimiter,
   HttpVerdict,
   PassVerdict,
+  RejectVerdict,
   ResponseLike,
 } from './types'
 
@@ -33,6 +36,7 @@ export { HTTP_OPTION_NAMES } from './types'
 export type {
   AllowVerdict,
   FrameworkDefaults,
+  HttpCheck,
   HttpLimitOptions,
   HttpLimiter,
   HttpVerdict,
@@ -123,10 +127,9 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     return this.conclude(req, res, counted(decision))
   }
 
-  readonly decideAsync = async (req: Req, res: Res): Promise<HttpVerdict> => {
+  /** skip, key and lists: the request's key, or the verdict that settles it uncounted. */
+  private async keyOf(req: Req): Promise<string | PassVerdict | RejectVerdict> {
     const r = this.r
-    if (r.proxy.armed) r.proxy.check(req)
-    const closed = r.refunds ? closing(res) : undefined
     if (r.skip !== undefined && (await r.skip(req))) return PASS
     const given = r.key === undefined ? undefined : await r.key(req)
     if (given === false) return PASS
@@ -135,6 +138,15 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     if (r.inAllowList !== undefined && (await r.inAllowList(req, key))) return PASS
     if (r.inDenyList !== undefined && (await r.inDenyList(req, key)))
       return r.rejections.denied(key)
+    return key
+  }
+
+  readonly decideAsync = async (req: Req, res: Res): Promise<HttpVerdict> => {
+    const r = this.r
+    if (r.proxy.armed) r.proxy.check(req)
+    const closed = r.refunds ? closing(res) : undefined
+    const key = await this.keyOf(req)
+    if (typeof key !== 'string') return key
     const units =
       typeof r.cost === 'function' ? checkPositiveInteger(await r.cost(req), 'cost') : r.cost
     // queue: the client leaving while its request is held aborts the wait (the slot goes back).
@@ -183,12 +195,33 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
         closed,
       }
     }
-    const limiter = r.fixed ?? r.tiers!.limiterFor(await r.tiers!.limitOf(req))
-    const decision =
-      held === undefined
+    const tier = r.fixed === undefined ? await r.tiers!.tierOf(req, key) : undefined
+    const limiter = r.fixed ?? tier!.limiter
+    const decision = tier?.refusesAll
+      ? nothingPasses(limiter.policies[0]!, limiter.clock())
+      : held === undefined
         ? await limiter.consume(key, { cost: units })
         : await limiter.wait(key, { cost: units, maxWaitMs: r.maxWaitMs, signal: held.signal })
     return { key, units, decision, held, rules: undefined, limiter, closed }
+  }
+
+  /** The request's key and state under its limit, counting nothing (see HttpLimiter.check). */
+  readonly check = async (req: Req): Promise<HttpCheck | undefined> => {
+    const r = this.r
+    if (r.rules !== undefined) {
+      throw new SluiceError(
+        'ERR_SLUICE_UNSUPPORTED',
+        'check() reads `limit` or `limits`, not `rules`',
+      )
+    }
+    const key = await this.keyOf(req)
+    if (typeof key !== 'string') return undefined
+    const tier = r.fixed === undefined ? await r.tiers!.tierOf(req, key) : undefined
+    const limiter = r.fixed ?? tier!.limiter
+    const decision = tier?.refusesAll
+      ? nothingPasses(limiter.policies[0]!, limiter.clock())
+      : await limiter.peek(key)
+    return { key, decision, refusals: r.refusals?.read(key, decision.at) ?? 0 }
   }
 
   /** What follows the store call: headers, refund tracking, shaping, onLimited, ban and body. */
@@ -196,10 +229,10 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     const r = this.r
     const { key, decision } = counted
     if (decision.slot !== undefined) releaseOnClose(res, decision.slot)
-    // The instant the limiter decided at: exact for refunds, and no second clock read.
-    const times = responseTimes(decision, decision.at, r.resetStyle)
-    const headers = r.writeHeaders(decision, times)
     if (decision.allowed) {
+      r.refusals?.clear(key)
+      // The instant the limiter decided at: exact for refunds, and no second clock read.
+      const headers = r.writeHeaders(decision, responseTimes(decision, decision.at, r.resetStyle))
       const refund = this.refundOf(counted)
       const verdict: AllowVerdict = { action: 'allow', decision, headers, key }
       // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
@@ -210,8 +243,35 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
       counted.closed?.then(() => this.settle(req, res, key, refund))
       return verdict
     }
+    const refusals = r.refusals?.add(key, decision.at, decision.policy.windowMs) ?? 0
+    if (r.backoff !== undefined && !decision.degraded && counted.limiter !== undefined) {
+      return this.backOff(counted, refusals).then((held) =>
+        this.refuse(req, held, counted, refusals),
+      )
+    }
+    return this.refuse(req, decision, counted, refusals)
+  }
+
+  /** Holds the refused key out for its backoff (in the store); the decision with that wait. */
+  private async backOff({ key, decision, limiter }: Counted, refusals: number): Promise<Decision> {
+    const wait = backoffMs(this.r.backoff!, decision.policy.windowMs, refusals)
+    await limiter!.block(key, wait)
+    this.r.refusals!.extend(key, decision.at + wait)
+    return waitingFor(decision, wait)
+  }
+
+  /** A rate-limited request's verdict: headers, onLimited, then limited or banned. */
+  private refuse(
+    req: Req,
+    decision: Decision,
+    { key }: Counted,
+    refusals: number,
+  ): Awaitable<RejectVerdict> {
+    const r = this.r
+    const times = responseTimes(decision, decision.at, r.resetStyle)
+    const headers = r.writeHeaders(decision, times)
     if (r.onLimited !== undefined) r.onLimited(req, decision)
-    return r.rejections.refuse(req, key, decision, headers, times.retryAfterSeconds)
+    return r.rejections.refuse(req, key, decision, headers, times.retryAfterSeconds, refusals)
   }
 
   /** Gives an admitted request's charge back (a skip option, or a hold the client left). */
@@ -299,6 +359,7 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
       limiter: resolved.fixed,
       rulesLimiter,
       store: resolved.store,
+      check: pipeline.check,
       close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
       gauges: () => ({
         held: resolved.holds.active,

@@ -1,36 +1,36 @@
 /**
  * Owns what a refused request is answered with: the verdicts (limited 429, banned and denied
- * 403, aborted), their JSON bodies and messages, and the per-key ban counter.
+ * 403, aborted), their JSON bodies and messages. The refusals a ban reads are counted in
+ * refusals.ts.
  */
-import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import { isPromise } from '../promise'
 import type { HeaderList } from './headers'
 import { ERROR_STATUS_TEXT } from './status-text'
 import type { Awaitable, HttpLimitOptions, RateLimitMessage, RejectVerdict } from './types'
 
-/** Keys the ban counter remembers (per process). */
-const MAX_BAN_KEYS = 10_000
-
 export interface RejectionSettings<Req> {
   readonly statusCode: number
   readonly message: HttpLimitOptions<Req>['message']
-  /** Rejections per key and window before they turn into 403 bans; undefined for no bans. */
+  /** Refusals in a row before they turn into 403 bans; undefined for no bans. */
   readonly ban: number | undefined
   /** The adapter answers rate-limit rejections itself: no body is built. */
   readonly customRejection: boolean
-  readonly clock: Clock
 }
 
 /** The verdicts of refused requests, with the options read once. */
 export interface Rejections<Req> {
-  /** A rate-limited request: banned (403) past `ban`, else limited, with its body. */
+  /**
+   * A rate-limited request: banned (403) once its `refusals` in a row (this one included) pass
+   * `ban`, else limited, with its body.
+   */
   refuse(
     req: Req,
     key: string,
     decision: Decision,
     headers: HeaderList,
     seconds: number,
+    refusals: number,
   ): Awaitable<RejectVerdict>
   /** A request refused with the default body (a shaping hold that would be too long). */
   limited(decision: Decision, headers: HeaderList, seconds: number, key: string): RejectVerdict
@@ -51,22 +51,8 @@ function defaultMessage(seconds: number): string {
 }
 
 export function createRejections<Req>(settings: RejectionSettings<Req>): Rejections<Req> {
-  const { statusCode, message, ban, customRejection, clock } = settings
+  const { statusCode, message, ban, customRejection } = settings
   const limitedError = ERROR_STATUS_TEXT[statusCode] ?? 'Too Many Requests'
-  const bans = ban === undefined ? undefined : new Map<string, { count: number; until: number }>()
-
-  /** Counts a rejection towards the ban; true once the key is past `ban` in this window. */
-  function banned(key: string, decision: Decision): boolean {
-    const now = clock()
-    let entry = bans!.get(key)
-    if (entry === undefined || entry.until <= now) {
-      if (bans!.size >= MAX_BAN_KEYS) bans!.delete(bans!.keys().next().value!)
-      entry = { count: 0, until: now + decision.policy.windowMs }
-      bans!.set(key, entry)
-    }
-    entry.count++
-    return entry.count > ban!
-  }
 
   function bodyOf(
     value: RateLimitMessage | undefined,
@@ -111,8 +97,8 @@ export function createRejections<Req>(settings: RejectionSettings<Req>): Rejecti
   }
 
   return {
-    refuse(req, key, decision, headers, seconds) {
-      if (bans !== undefined && banned(key, decision)) {
+    refuse(req, key, decision, headers, seconds, refusals) {
+      if (ban !== undefined && refusals > ban) {
         return {
           action: 'reject',
           reason: 'banned',

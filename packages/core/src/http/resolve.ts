@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../clock'
 import { buildLimiter, createLimiter, type DirectConsume, type Limiter } from '../create-limiter'
+import { parseDuration } from '../duration'
 import { invalidOption } from '../errors'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesLimiterOptions } from '../rules/limiter'
@@ -23,6 +24,7 @@ import { checkMaxDelayMs, checkMaxHolds, Holds } from './holds'
 import { checkBadKeyMode, createBadKeyHandler } from './key-result'
 import { checkIpv6Subnet, ipKey, ipKeyOf, type RequestLike, type Logger } from './keys'
 import { ProxyWarnings } from './proxy-warnings'
+import { RefusalCounter } from './refusals'
 import { createRejections, type Rejections } from './rejections'
 import { checkSfStringText } from './structured'
 import {
@@ -39,14 +41,20 @@ export type RulesLimiterFactory = (options: RulesLimiterOptions) => RulesLimiter
 /** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
 const MAX_TIERS = 256
 
+/** A per-request limit: its limiter, and whether it refuses every request (`limit` 0). */
+export interface Tier {
+  /** The limiter of the request's limit and window (limit 1 for a limit of 0: its window). */
+  readonly limiter: Limiter
+  readonly refusesAll: boolean
+}
+
 /** Which limiter counts a request: a fixed one, one per tier, or the rules. */
 export interface ResolvedLimiters<Req> {
   readonly fixed: Limiter | undefined
   /** The fixed limiter's consume, answered at once on an in-process store (see buildLimiter). */
   readonly fixedDirect: DirectConsume | undefined
-  /** Per-tier limits: the limit of a request, and the (cached) limiter of a limit. */
-  readonly tiers:
-    { limitOf: (req: Req) => Awaitable<number>; limiterFor: (limit: number) => Limiter } | undefined
+  /** Per-tier limits (`limit` or `window` a function): the (cached) tier of a request. */
+  readonly tiers: { readonly tierOf: (req: Req, key: string) => Promise<Tier> } | undefined
   readonly rules:
     | {
         limiter: RulesLimiter
@@ -78,6 +86,9 @@ export interface ResolvedHttp<
   readonly inAllowList: ((req: Req, key: string) => Awaitable<boolean>) | undefined
   readonly inDenyList: ((req: Req, key: string) => Awaitable<boolean>) | undefined
   readonly onLimited: HttpLimitOptions<Req>['onLimited']
+  /** Each key's rejections in a row (`countRefusals`, `ban`, `backoff`); undefined when not counted. */
+  readonly refusals: RefusalCounter | undefined
+  readonly backoff: HttpLimitOptions<Req>['backoff']
   readonly requestWasSuccessful: HttpLimitOptions<Req, Res>['requestWasSuccessful']
   readonly holds: Holds
   readonly rejections: Rejections<Req>
@@ -149,17 +160,46 @@ function resolveRules<Req>(
   return { limiter, descriptors }
 }
 
-/** Per-tier limiters, created on first use and kept for the MAX_TIERS most recent limits. */
-function tierLimiters(base: LimiterOptions, window: HttpLimitOptions['window']) {
-  const tiers = new Map<number, Limiter>()
-  return function limiterFor(limit: number): Limiter {
-    let limiter = tiers.get(limit)
-    if (limiter === undefined) {
-      limiter = createLimiter({ ...base, limit, window: window ?? '1m' })
+/** A limit function's 0 refuses the request; anything else is checked as a limit is. */
+function tierLimit(limit: unknown): number {
+  return limit === 0 ? 0 : checkPositiveInteger(limit, 'limit')
+}
+
+/**
+ * Per-tier limiters: the limit and window of each request, from the options' functions, and
+ * their limiter, created on first use and kept for the MAX_TIERS most recent pairs.
+ */
+function tierLimiters<Req>(
+  base: LimiterOptions,
+  limit: HttpLimitOptions<Req>['limit'],
+  window: HttpLimitOptions<Req>['window'],
+): NonNullable<ResolvedLimiters<Req>['tiers']> {
+  const tiers = new Map<string, Tier>()
+  const fixedWindow = typeof window === 'function' ? 0 : parseDuration(window ?? '1m', 'window')
+  const fixedLimit = typeof limit === 'function' ? 0 : (limit ?? 100)
+  function tierFor(limitOfReq: number, windowMs: number): Tier {
+    const id = `${limitOfReq}/${windowMs}`
+    let tier = tiers.get(id)
+    if (tier === undefined) {
+      const refusesAll = limitOfReq === 0
+      const limiter = createLimiter({
+        ...base,
+        limit: refusesAll ? 1 : limitOfReq,
+        window: windowMs,
+      })
+      tier = { limiter, refusesAll }
       if (tiers.size >= MAX_TIERS) tiers.delete(tiers.keys().next().value!)
-      tiers.set(limit, limiter)
+      tiers.set(id, tier)
     }
-    return limiter
+    return tier
+  }
+  return {
+    async tierOf(req, key) {
+      const limitOfReq = typeof limit === 'function' ? tierLimit(await limit(req, key)) : fixedLimit
+      const windowMs =
+        typeof window === 'function' ? parseDuration(await window(req, key), 'window') : fixedWindow
+      return tierFor(limitOfReq, windowMs)
+    },
   }
 }
 
@@ -189,11 +229,17 @@ function resolveLimiters<Req>(
     invalidOption('descriptors', descriptors, 'unset unless `rules` is given')
   } else if (options.limits !== undefined) {
     if (limit !== undefined) invalidOption('limit', limit, 'unset when `limits` is given')
+    if (typeof options.window === 'function')
+      invalidOption('window', options.window, 'a duration when `limits` is given')
     built = buildLimiter({ ...base, limits: options.limits, window: options.window })
-  } else if (typeof limit === 'function') {
-    // Validates everything but the limit now; each tier's limit is checked when first seen.
-    createLimiter({ ...base, limit: 1, window: options.window ?? '1m' })
-    tiers = { limitOf: limit, limiterFor: tierLimiters(base, options.window) }
+  } else if (typeof limit === 'function' || typeof options.window === 'function') {
+    // Validates everything but the functions now; each tier is checked when first seen.
+    createLimiter({
+      ...base,
+      limit: typeof limit === 'function' ? 1 : (limit ?? 100),
+      window: typeof options.window === 'function' ? '1m' : (options.window ?? '1m'),
+    })
+    tiers = tierLimiters(base, limit, options.window)
   } else if (
     base.concurrency !== undefined &&
     limit === undefined &&
@@ -228,6 +274,32 @@ function checkQueueAlgorithm<Req>(
     )
   }
   return maxWaitMs
+}
+
+/** The counter of rejections in a row, when `countRefusals`, `ban` or `backoff` reads one. */
+function refusalsOf<Req>(
+  options: HttpLimitOptions<Req>,
+  limiters: ResolvedLimiters<Req>,
+): RefusalCounter | undefined {
+  const { backoff, ban, countRefusals } = options
+  if (backoff !== undefined && backoff !== 'restart' && backoff !== 'double') {
+    invalidOption('backoff', backoff, "'restart' or 'double'")
+  }
+  if (backoff !== undefined && limiters.rules !== undefined) {
+    invalidOption('backoff', backoff, 'unset when `rules` is given')
+  }
+  const readers = ban !== undefined || backoff !== undefined
+  if (checkBoolean(countRefusals, 'countRefusals') || (countRefusals === undefined && readers)) {
+    return new RefusalCounter()
+  }
+  if (readers) {
+    invalidOption(
+      'countRefusals',
+      countRefusals,
+      'true or unset with `ban` or `backoff` (they read the count)',
+    )
+  }
+  return undefined
 }
 
 function checkAnswerOptions<Req>(options: HttpLimitOptions<Req>): void {
@@ -339,6 +411,8 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
     inAllowList: compileList(options.allowList, 'allowList', defaults.clientIp),
     inDenyList: compileList(options.denyList, 'denyList', defaults.clientIp),
     onLimited: options.onLimited,
+    refusals: refusalsOf(common, limiters),
+    backoff: options.backoff,
     requestWasSuccessful: options.requestWasSuccessful,
     holds: new Holds(checkMaxHolds(options.maxHolds), checkMaxDelayMs(options.maxDelayMs)),
     rejections: createRejections<Req>({
@@ -346,7 +420,6 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
       message: options.message,
       ban: options.ban,
       customRejection: defaults.customRejection === true,
-      clock: limiters.clock,
     }),
     proxy: new ProxyWarnings(defaults, logger, defaults.keysByIp ?? options.key === undefined),
     resetStyle: defaults.resetStyle,

@@ -47,16 +47,18 @@ export interface ResponseLike {
 /** Options every adapter accepts, with the same meaning in Express, Fastify and Koa. */
 export interface HttpLimitOptions<Req = HttpRequestLike, Res = ResponseLike> {
   /**
-   * Requests per `window`; a function of the request (sync or async) gives per-tier limits (one
-   * limiter per distinct value, created on first use and cached).
+   * Requests per `window`; a function of the request and its key (sync or async) gives per-tier
+   * limits (one limiter per distinct limit and window, created on first use and cached). A
+   * function's 0 refuses the request, counting nothing.
    * @default 100
    */
-  limit?: number | ((req: Req) => Awaitable<number>)
+  limit?: number | ((req: Req, key: string) => Awaitable<number>)
   /**
-   * Window length: ms or `'500ms'`, `'10s'`, `'15m'`, `'1h'`, `'1d'`, `'1 minute'`.
+   * Window length: ms or `'500ms'`, `'10s'`, `'15m'`, `'1h'`, `'1d'`, `'1 minute'`; or a
+   * function of the request and its key giving one (per-tier windows, as with `limit`).
    * @default '1m'
    */
-  window?: Duration
+  window?: Duration | ((req: Req, key: string) => Awaitable<Duration>)
   /** @default 'sliding-window' */
   algorithm?: AlgorithmName
   /** Capacity of token-bucket, gcra and leaky-bucket. @default limit */
@@ -115,10 +117,25 @@ export interface HttpLimitOptions<Req = HttpRequestLike, Res = ResponseLike> {
   /** Called for every rejected request (e.g. to log or count). @default undefined */
   onLimited?: (req: Req, decision: Decision) => void
   /**
-   * After this many rejections (429) in one window, a key's further rejections are 403 until the
-   * window ends. Counted per process. @default undefined (off)
+   * After this many rejections (429) in a row, a key's further rejections are 403 until it is
+   * admitted again or a window has passed since the first. Counted per process (see
+   * `countRefusals`). @default undefined (off)
    */
   ban?: number
+  /**
+   * What a rejection costs the key beyond its refusal: `'restart'` refuses it for a whole window
+   * from now (a client that keeps trying stays out), `'double'` for `window × 2^(n-1)` at its
+   * n-th rejection in a row (capped at Number.MAX_SAFE_INTEGER ms). The store keeps the wait
+   * (`limiter.block`), so every process sees it; the count is per process. Not with `rules`.
+   * @default undefined (a refused key may pass as soon as its limit has room)
+   */
+  backoff?: 'restart' | 'double'
+  /**
+   * Count each key's rejections in a row, per process (`HttpCheck.refusals` reports them); the
+   * count ends when the key is admitted again, or a window after its first rejection.
+   * @default true with `ban` or `backoff`, else false
+   */
+  countRefusals?: boolean
   /** IETF RateLimit fields: `'draft-6'`, `'draft-7'`, `'draft-8'`, `'draft-10'`; `true` means draft-6. @default false */
   standardHeaders?: StandardHeadersDraft | boolean
   /** `X-RateLimit-Limit`, `-Remaining`, `-Reset` and (on rejection) `-Retry-After`. @default true */
@@ -280,6 +297,21 @@ export interface HttpLimiter<Req, Res extends ResponseLike = ResponseLike> {
   close(): void
   /** Requests held, waiting and holding concurrency slots right now: what `metrics.watch` reads. */
   gauges(): HttpGauges
+  /**
+   * Reads the request's state without counting it: skip, key and lists as `decide` runs them,
+   * then `limiter.peek` under the request's limit. `undefined` for a request `decide` would pass
+   * untouched or deny-list. With `rules`: an ERR_SLUICE_UNSUPPORTED error.
+   */
+  check(req: Req): Promise<HttpCheck | undefined>
+}
+
+/** What `check` reads of a request, counting nothing. */
+export interface HttpCheck {
+  readonly key: string
+  /** The key's state under the request's limit, as `limiter.peek` reads it (`remaining` is what is left). */
+  readonly decision: Decision
+  /** The key's rejections in a row (0 unless refusals are counted: `countRefusals`). */
+  readonly refusals: number
 }
 
 export const HTTP_OPTION_NAMES: readonly string[] = [
@@ -308,6 +340,8 @@ export const HTTP_OPTION_NAMES: readonly string[] = [
   'message',
   'onLimited',
   'ban',
+  'backoff',
+  'countRefusals',
   'standardHeaders',
   'legacyHeaders',
   'retryAfterHeader',

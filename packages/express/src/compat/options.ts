@@ -4,7 +4,12 @@
  * out-of-range numbers (the default, with a warning), and the Sluice options they map onto.
  */
 import type { HttpLimitOptions, Store as SluiceStore } from '@sluice/core'
-import { checkSfStringText, checkStandardHeaders, invalidOption } from '@sluice/core/adapter'
+import {
+  checkPositiveInteger,
+  checkSfStringText,
+  checkStandardHeaders,
+  invalidOption,
+} from '@sluice/core/adapter'
 import type { Request, Response } from 'express'
 import type { HeaderSettings } from './headers'
 import { quotaName } from './headers'
@@ -163,6 +168,14 @@ function withResponse<T>(fn: ValueDeterminingMiddleware<T>): (req: Request) => T
   return (req) => fn(req, req.res as Response)
 }
 
+/**
+ * A limit function's answer, which must be a positive integer here: a 0 (which the pipeline
+ * would answer as a refusal) is a ConfigError handed to `next`, never a silent pass or refusal.
+ */
+function positiveLimit(limit: (req: Request) => unknown): (req: Request) => Promise<number> {
+  return async (req) => checkPositiveInteger(await limit(req), 'limit')
+}
+
 function warnUnknown(given: Given, logger: Logger): void {
   for (const name of Object.keys(given)) {
     if (!KNOWN_OPTIONS.has(name)) {
@@ -281,7 +294,7 @@ function coreOptions(
     algorithm: 'fixed-window',
     anchor: 'first-request',
     window: options.windowMs,
-    limit: typeof limit === 'function' ? withResponse(limit) : Math.max(1, limit),
+    limit: typeof limit === 'function' ? positiveLimit(withResponse(limit)) : Math.max(1, limit),
     key: withResponse(options.keyGenerator),
     ipv6Subnet: typeof ipv6Subnet === 'number' ? ipv6Subnet : DEFAULT_SUBNET,
     skip: given.skip === undefined ? undefined : withResponse(given.skip),

@@ -1,33 +1,25 @@
 /**
  * @sluice/fastify/compat: a drop-in for @fastify/rate-limit. Its options, defaults, headers,
- * errors, decorators and stores, with Sluice's core limiter counting (fixed windows from each
+ * errors, decorators and stores, mapped onto Sluice's one HTTP pipeline (fixed windows from each
  * key's first request, as the peer counts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { StoreError } from '@sluice/core'
-import type { Counter } from './counter'
+import { createLimit, type Limit } from './limit'
 import { normalizeIP } from './normalize-ip'
 import { mergeParams, pluginParams } from './params'
-import { counterSource, type CounterSource } from './stores'
+import { placer } from './stores'
 import type {
   RateLimitContext,
   RateLimitHandler,
-  RateLimitKey,
   RateLimitOptions,
   RateLimitParams,
   RateLimitPluginOptions,
-  RateLimitResult,
 } from './types'
 import { waitInWords } from './words'
 
 export type * from './types'
 export { normalizeIP }
-
-interface Limit {
-  counter: Counter
-  params: RateLimitParams
-}
 
 function defaultErrorResponse(_request: FastifyRequest, context: RateLimitContext): object {
   const error = new Error(`Rate limit exceeded, retry in ${context.after}`) as Error & {
@@ -35,67 +27,6 @@ function defaultErrorResponse(_request: FastifyRequest, context: RateLimitContex
   }
   error.statusCode = context.statusCode
   return error
-}
-
-/** The request's key as the key generator gave it (callbacks see a number as a number). */
-async function keyOf(request: FastifyRequest, params: RateLimitParams): Promise<RateLimitKey> {
-  const key =
-    params.keyGenerator !== undefined
-      ? await params.keyGenerator(request)
-      : normalizeIP(request.ip, params.ipv6Subnet)
-  const config = request.routeOptions.config as { rateLimit?: { groupId?: string } } | undefined
-  const groupId = config?.rateLimit?.groupId
-  return groupId ? `${key}${groupId}` : key
-}
-
-/** The store's own error, as the peer passes it on (Sluice wraps it in a StoreError). */
-function storeFailure(error: unknown): unknown {
-  return error instanceof StoreError && error.cause instanceof Error ? error.cause : error
-}
-
-async function allowListed(request: FastifyRequest, params: RateLimitParams, key: RateLimitKey) {
-  const { allowList } = params
-  if (allowList === undefined || allowList === null) return false
-  if (typeof allowList === 'function') return Boolean(await allowList(request, key))
-  return allowList.includes(key as string)
-}
-
-/** Checks one request against a limit, counting it unless `increment` is false. */
-async function applyRateLimit(
-  { counter, params }: Limit,
-  request: FastifyRequest,
-  callOptions?: { increment?: boolean },
-): Promise<RateLimitResult> {
-  const key = await keyOf(request, params)
-  if (await allowListed(request, params, key)) return { isAllowed: true, key }
-  const max = typeof params.max === 'number' ? params.max : await params.max(request, key)
-  const timeWindow =
-    typeof params.timeWindow === 'number'
-      ? params.timeWindow
-      : await params.timeWindow(request, key)
-  let current = 0
-  let ttl = 0
-  try {
-    const count =
-      callOptions?.increment === false
-        ? await counter.read(String(key), timeWindow, max)
-        : await counter.incr(String(key), timeWindow, max)
-    current = count.current
-    ttl = count.ttl
-  } catch (error) {
-    if (params.skipOnError !== true) throw storeFailure(error)
-  }
-  return {
-    isAllowed: false,
-    key,
-    max,
-    timeWindow,
-    remaining: Math.max(0, max - current),
-    ttl,
-    ttlInSeconds: Math.ceil(ttl / 1000),
-    isExceeded: current > max,
-    isBanned: params.ban !== -1 && current - max > params.ban,
-  }
 }
 
 /** The hook of one limit: headers, callbacks, and the error thrown for a rejection. */
@@ -115,7 +46,7 @@ function limitHandler(limit: Limit, ran: symbol): RateLimitHandler {
     // A route limited twice (e.g. HEAD on a GET route) counts once.
     if (marks[ran]) return
     marks[ran] = true
-    const result = await applyRateLimit(limit, request)
+    const result = await limit.apply(request)
     if (result.isAllowed) return
     const { key, max, remaining, ttl, ttlInSeconds } = result
     if (!result.isExceeded) {
@@ -164,7 +95,7 @@ function decorate(
     fastify.decorate('createRateLimit', (options?: RateLimitOptions) => {
       const limit = limitOf(options)
       return (request: FastifyRequest, callOptions?: { increment?: boolean }) =>
-        applyRateLimit(limit, request, callOptions)
+        limit.apply(request, callOptions)
     })
   }
   if (!fastify.hasDecorator('rateLimit')) {
@@ -176,8 +107,8 @@ function decorate(
 
 async function fastifyRateLimit(fastify: FastifyInstance, options: RateLimitPluginOptions) {
   const globalParams = pluginParams(options)
-  const source: CounterSource = await counterSource(options, globalParams, fastify.log)
-  const globalLimit: Limit = { counter: source(globalParams, false), params: globalParams }
+  const place = await placer(options, globalParams)
+  const globalLimit = createLimit(globalParams, place(globalParams, false), fastify.log)
   const ran = Symbol('fastify.request.rateLimitRan')
   fastify.decorateRequest(ran, false)
 
@@ -186,7 +117,7 @@ async function fastifyRateLimit(fastify: FastifyInstance, options: RateLimitPlug
     routeInfo: RateLimitParams['routeInfo'],
   ): Limit => {
     const params = mergeParams(globalParams, routeOptions, routeInfo)
-    return { counter: source(params, true), params }
+    return createLimit(params, place(params, true), fastify.log)
   }
   decorate(
     fastify,

@@ -64,6 +64,43 @@ export function registerLimitCases(ctx: ScenarioContext): void {
     await agent.get('/').set('x-tier', 'gold').expect(429)
   })
 
+  test('window as a function of the request and its key; a limit function that gives 0 refuses', async () => {
+    const clock = fakeClock(T0)
+    const windows: Array<string> = []
+    const agent = await start({
+      algorithm: 'fixed-window',
+      anchor: 'first-request',
+      clock: clock.read,
+      key: headerKey('x-client'),
+      limit: (_req, key) => (key === 'x-client:blocked' ? 0 : 1),
+      window: async (req, key) => {
+        windows.push(typeof req === 'object' && req !== null ? key : 'no request')
+        return key === 'x-client:slow' ? '1m' : 10_000
+      },
+    })
+    await agent.get('/').set('x-client', 'slow').expect(200)
+    const slow = await agent.get('/').set('x-client', 'slow').expect(429)
+    expect(slow.headers['retry-after']).toBe('60')
+    await agent.get('/').set('x-client', 'fast').expect(200)
+    const fast = await agent.get('/').set('x-client', 'fast').expect(429)
+    expect(fast.headers['retry-after']).toBe('10')
+    for (let i = 0; i < 2; i++) {
+      const blocked = await agent.get('/').set('x-client', 'blocked').expect(429)
+      expect([blocked.headers['x-ratelimit-limit'], blocked.headers['retry-after']]).toEqual([
+        '0',
+        '10',
+      ])
+    }
+    expect(windows).toEqual([
+      'x-client:slow',
+      'x-client:slow',
+      'x-client:fast',
+      'x-client:fast',
+      'x-client:blocked',
+      'x-client:blocked',
+    ])
+  })
+
   test('cost as a function of the request', async () => {
     const agent = await start({
       limit: 5,

@@ -2,7 +2,7 @@
  * Owns the scenarios of rejections and their options: message, status, onLimited, ban, skip, lists.
  */
 import { headerKey } from '@sluice/core'
-import { type ScenarioContext } from './harness'
+import { fakeClock, T0, type ScenarioContext } from './harness'
 
 export function registerResponseCases(ctx: ScenarioContext): void {
   const { start } = ctx
@@ -35,6 +35,64 @@ export function registerResponseCases(ctx: ScenarioContext): void {
     const banned = await agent.get('/').expect(403)
     expect(banned.body).toMatchObject({ error: 'Forbidden' })
     expect(limited).toEqual([1, 1])
+  })
+
+  test('ban counts rejections in a row: an admitted request starts the count again', async () => {
+    const clock = fakeClock(T0 + 500) // the first rejection's count would outlive its window
+    const agent = await start({
+      limit: 1,
+      window: '1s',
+      algorithm: 'fixed-window',
+      clock: clock.read,
+      ban: 1,
+    })
+    const statuses = async () => {
+      const seen = []
+      for (let i = 0; i < 3; i++) seen.push((await agent.get('/')).status)
+      return seen
+    }
+    expect(await statuses()).toEqual([200, 429, 403])
+    clock.now += 500
+    expect(await statuses()).toEqual([200, 429, 403])
+  })
+
+  test("backoff 'restart': each rejection holds the key out for a whole window from then", async () => {
+    const clock = fakeClock(T0)
+    const agent = await start({
+      limit: 1,
+      window: '10s',
+      algorithm: 'fixed-window',
+      clock: clock.read,
+      backoff: 'restart',
+    })
+    await agent.get('/').expect(200)
+    clock.now += 4000
+    expect((await agent.get('/').expect(429)).headers['retry-after']).toBe('10')
+    clock.now += 9000 // past the fixed window's end, inside the backoff
+    expect((await agent.get('/').expect(429)).headers['retry-after']).toBe('10')
+    clock.now += 10_000
+    await agent.get('/').expect(200)
+  })
+
+  test("backoff 'double': the n-th rejection in a row holds the key out window x 2^(n-1)", async () => {
+    const clock = fakeClock(T0)
+    const agent = await start({
+      limit: 1,
+      window: '1s',
+      algorithm: 'fixed-window',
+      clock: clock.read,
+      backoff: 'double',
+    })
+    await agent.get('/').expect(200)
+    const waits = []
+    for (let i = 0; i < 4; i++)
+      waits.push((await agent.get('/').expect(429)).headers['retry-after'])
+    expect(waits).toEqual(['1', '2', '4', '8'])
+    clock.now += 7000 // still held out: this rejection doubles the wait again
+    expect((await agent.get('/').expect(429)).headers['retry-after']).toBe('16')
+    clock.now += 16_000
+    await agent.get('/').expect(200)
+    expect((await agent.get('/').expect(429)).headers['retry-after']).toBe('1')
   })
 
   test('skip (async) requests are not counted and get no headers', async () => {
