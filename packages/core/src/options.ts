@@ -10,8 +10,9 @@ import type { DecisionHook } from './events'
 import type { Duration } from './duration'
 import type { AlgorithmName, WindowAnchor } from './policy'
 import type { Store } from './store/types'
+import { checkKnownOptions, declareOptions } from './declared-options'
 import { formatDuration, parseDuration } from './duration'
-import { ConfigError, describeValue, invalidOption } from './errors'
+import { invalidOption } from './errors'
 import {
   ALGORITHMS,
   MAX_SAFE_PRODUCT,
@@ -185,16 +186,27 @@ export interface LimiterOptions extends Partial<LimitOptions> {
   onDecision?: DecisionHook
 }
 
+export { checkKnownOptions }
+
+/**
+ * The options of one limit, declared once: createLimiter, the HTTP adapters and the simulator
+ * take them. Their values are checked together, by resolvePolicy (a burst depends on the
+ * algorithm, a precision on the window...).
+ */
+export const LIMIT_OPTIONS = declareOptions<LimitOptions>('a limit', {
+  algorithm: { doc: 'how requests are counted', default: 'sliding-window' },
+  limit: { doc: 'requests (cost units) allowed per window' },
+  window: { doc: 'length of the window: ms or a duration string' },
+  burst: { doc: 'requests a rested key may make at once (meters); default: `limit`' },
+  precision: { doc: 'sliding-window sub-windows per window', default: 1 },
+  anchor: { doc: "fixed-window: where a key's windows start", default: 'clock' },
+  name: {
+    doc: 'the limit in RateLimit-Policy headers and metrics; default: `<limit>-per-<window>`',
+  },
+})
+
 /** The options of one limit (LimitOptions), as createLimiter and the simulator accept them. */
-export const LIMIT_OPTION_NAMES = [
-  'algorithm',
-  'limit',
-  'window',
-  'burst',
-  'precision',
-  'anchor',
-  'name',
-] as const
+export const LIMIT_OPTION_NAMES = LIMIT_OPTIONS.names
 
 /** Short codes of the algorithms: in policy ids, and in what stores send to their scripts. */
 export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
@@ -364,15 +376,4 @@ export function resolvePolicies(options: LimiterOptions): Policy[] {
   if (options.window === undefined)
     invalidOption('window', undefined, "a duration such as '1m' (or give `limits`)")
   return [resolvePolicy(options as LimitOptions)]
-}
-
-/** Rejects option names that no version of Sluice knows, so a typo is not silently ignored. */
-export function checkKnownOptions(options: object, known: readonly string[], where: string): void {
-  for (const name of Object.keys(options)) {
-    if (!known.includes(name)) {
-      throw new ConfigError(
-        `unknown option \`${name}\` for ${where} (value ${describeValue((options as Record<string, unknown>)[name])})`,
-      )
-    }
-  }
 }

@@ -32,7 +32,7 @@ import type {
 } from './types'
 
 export { refusePeerNames, type PeerNames } from './checks'
-export { HTTP_OPTION_NAMES } from './types'
+export { HTTP_OPTION_NAMES } from './options'
 export type {
   AllowVerdict,
   FrameworkDefaults,

@@ -9,7 +9,7 @@ import { parseDuration } from '../duration'
 import { invalidOption } from '../errors'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesLimiterOptions } from '../rules/limiter'
-import { checkKnownOptions, checkPositiveInteger, type LimiterOptions } from '../options'
+import { checkPositiveInteger, type LimiterOptions } from '../options'
 import { METER_ALGORITHMS } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
@@ -27,8 +27,8 @@ import { ProxyWarnings } from './proxy-warnings'
 import { RefusalCounter } from './refusals'
 import { createRejections, type Rejections } from './rejections'
 import { checkSfStringText } from './structured'
+import { HTTP_OPTIONS } from './options'
 import {
-  HTTP_OPTION_NAMES,
   type Awaitable,
   type FrameworkDefaults,
   type HttpLimitOptions,
@@ -371,10 +371,11 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
 ): ResolvedHttp<Req, Res> {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  checkKnownOptions(options, HTTP_OPTION_NAMES, `${defaults.framework} rateLimit`)
-  for (const name of ['key', 'skip', 'onLimited', 'requestWasSuccessful'] as const) {
-    checkFunction(options[name], name)
-  }
+  // Names, the options checked on their own, and the declared defaults.
+  const given = HTTP_OPTIONS.resolve(
+    options as unknown as HttpLimitOptions,
+    `${defaults.framework} rateLimit`,
+  )
   const logger = checkLogger(options.logger ?? console)
   const store = options.store ?? new MemoryStore()
   // The helpers read no `requestWasSuccessful`, the one option typed by the response.
@@ -391,7 +392,7 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
     logger,
     store,
     maxWaitMs,
-    cost: options.cost ?? 1,
+    cost: given.cost as ResolvedHttp<Req, Res>['cost'],
     skipSuccessful,
     skipFailed,
     refunds: skipSuccessful || skipFailed,
@@ -400,7 +401,7 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
         options.legacyHeaders === false ? false : (defaults.legacyNames ?? DEFAULT_LEGACY_NAMES),
       standard,
       resetStyle: defaults.resetStyle,
-      retryAfter: options.retryAfterHeader ?? true,
+      retryAfter: given.retryAfterHeader!,
       omitWhenAllowed: defaults.omitWhenAllowed,
       omitWhenRejected: defaults.omitWhenRejected,
     }),
@@ -416,7 +417,7 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
     requestWasSuccessful: options.requestWasSuccessful,
     holds: new Holds(checkMaxHolds(options.maxHolds), checkMaxDelayMs(options.maxDelayMs)),
     rejections: createRejections<Req>({
-      statusCode: options.statusCode ?? 429,
+      statusCode: given.statusCode!,
       message: options.message,
       ban: options.ban,
       customRejection: defaults.customRejection === true,

@@ -3,11 +3,11 @@
  * naming the option and the value) and default, into the LimiterSettings the limiter reads.
  */
 import type { Clock } from '../clock'
+import { declareOptions } from '../declared-options'
 import { invalidOption } from '../errors'
 import type { DecisionHook, DecisionReporter } from '../events'
 import {
-  LIMIT_OPTION_NAMES,
-  checkKnownOptions,
+  LIMIT_OPTIONS,
   resolvePolicies,
   type LimiterOptions,
   type StoreErrorMode,
@@ -24,23 +24,36 @@ import { noSlots, resolveConcurrency } from '../concurrency/policy'
 import { checkStoreErrorMode, describeMode } from './checks'
 import { resolveStoreSettings } from './store-settings'
 
-const KNOWN_OPTIONS = [
-  ...LIMIT_OPTION_NAMES,
-  'limits',
-  'store',
-  'clock',
-  'throttle',
-  'onStoreError',
-  'timeoutMs',
-  'prefix',
-  'shadow',
-  'onDecision',
-  'breaker',
-  'maxInFlight',
-  'logger',
-  'topRefused',
-  'concurrency',
-]
+function checkShadow(shadow: unknown): void {
+  if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
+}
+
+/**
+ * createLimiter's options, declared once. Values without a check here are checked with others:
+ * limits by resolvePolicies, the store's by resolveStoreSettings, throttle, topRefused and
+ * concurrency by their own resolvers.
+ */
+export const LIMITER_OPTIONS = declareOptions<LimiterOptions>('createLimiter', {
+  ...LIMIT_OPTIONS.table,
+  limits: { doc: 'several limits on every key, all-or-nothing; replaces `limit`/`window`' },
+  store: { doc: 'where state lives; default: a new MemoryStore' },
+  clock: { doc: 'source of time in ms; default: a turn clock (monotonic on in-process stores)' },
+  throttle: { doc: 'hard, soft or elastic limits', default: 'hard' },
+  onStoreError: {
+    doc: 'what to do when the store fails',
+    default: 'throw',
+    check: checkStoreErrorMode,
+  },
+  timeoutMs: { doc: 'a slower store call counts as a failure', default: 1000 },
+  prefix: { doc: 'prepended to every key in the store', default: '' },
+  shadow: { doc: 'decide and report, never refuse', default: false, check: checkShadow },
+  onDecision: { doc: 'called with every decision (metrics plug in here)' },
+  breaker: { doc: "the shared store's circuit breaker, or false" },
+  maxInFlight: { doc: 'most calls out to the shared store at once', default: 5000 },
+  logger: { doc: 'receives store outage lines; default: console' },
+  topRefused: { doc: 'keeps the keys refused most', default: false },
+  concurrency: { doc: 'requests of one key in flight at once' },
+})
 
 /** A limiter's options, checked and defaulted. */
 export interface LimiterSettings {
@@ -71,12 +84,12 @@ export interface LimiterSettings {
 export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  checkKnownOptions(options, KNOWN_OPTIONS, 'createLimiter')
+  const given = LIMITER_OPTIONS.resolve(options)
   // A concurrency-only limiter has no rate policy.
   const rateless =
     options.concurrency !== undefined && options.limit === undefined && options.limits === undefined
   const policies = rateless ? [] : resolvePolicies(options)
-  const onStoreError = checkStoreErrorMode(options.onStoreError ?? 'throw')
+  const onStoreError = given.onStoreError!
   const { store, clock, prefix, guard, undoLate, onDecision, report } = resolveStoreSettings(
     options,
     describeMode(onStoreError),
@@ -88,11 +101,10 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
     store.checkPolicy?.(policy)
   }
   const pickPolicies = resolveThrottle(options.throttle, policies)
-  const shadow = options.shadow ?? false
-  if (typeof shadow !== 'boolean') invalidOption('shadow', shadow, 'a boolean')
+  const shadow = given.shadow!
   const refused = refusedKeysFor(options.topRefused, clock, guard, options.logger)
   const concurrency = concurrencyGate(options, store, clock, guard, shadow)
-  return {
+  return Object.freeze({
     policies,
     store,
     clock,
@@ -108,7 +120,7 @@ export function resolveLimiterSettings(options: LimiterOptions): LimiterSettings
     hard: options.throttle === undefined || options.throttle === 'hard',
     refused,
     concurrency,
-  }
+  })
 }
 
 /** The `concurrency` limit's gate, over the store's slots; undefined without one. */
