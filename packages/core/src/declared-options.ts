@@ -31,7 +31,7 @@ export interface DeclaredOptions<O> {
   readonly names: readonly string[]
   /**
    * Checks `given` (an object of known names whose values pass their checks) and returns it
-   * frozen, with every declared default filled in for an unset option. `where` names the
+   * frozen, with every declared default filled in for an unset (or null) option. `where` names the
    * taker in errors when it is not `this.where` (an adapter's framework, say).
    */
   resolve(given: O, where?: string): Readonly<O>
@@ -64,8 +64,10 @@ export function declareOptions<O extends object>(
       for (const name of names) {
         const value = (given as Record<string, unknown>)[name]
         const spec = specs[name]!
-        if (value === undefined) settings[name] = spec.default
-        else {
+        // null takes a declared default too, as `??` did where each default was written.
+        if (value === undefined || (value === null && 'default' in spec)) {
+          settings[name] = spec.default
+        } else {
           spec.check?.(value, name)
           settings[name] = value
         }

@@ -2,7 +2,7 @@
  * Owns RedisStore's options: their documentation and defaults, checked and resolved once into
  * the settings the store reads.
  */
-import { BlockCache, checkKnownOptions, ConfigError } from '@sluice/core/web'
+import { BlockCache, checkKnownOptions, ConfigError, declareOptions } from '@sluice/core/web'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
 import { checkPrefix, describeValue } from './keys'
@@ -116,17 +116,6 @@ export interface RedisSettings {
   readonly seed: string | undefined
 }
 
-const KNOWN = [
-  'client',
-  'prefix',
-  'time',
-  'clockToleranceMs',
-  'blockCache',
-  'policyScripts',
-  'batchSize',
-  'packed',
-]
-
 /** A ConfigError naming the option and the value unless `valid`. */
 function check(valid: boolean, name: string, expected: string, value: unknown): void {
   if (!valid) throw new ConfigError(`\`${name}\` must be ${expected}; got ${describeValue(value)}`)
@@ -137,6 +126,72 @@ function checkInteger(value: number, name: string, min: number): void {
   const expected = min === 0 ? 'an integer >= 0' : 'a positive integer'
   check(Number.isSafeInteger(value) && value >= min, name, expected, value)
 }
+
+function checkBlockCache(cache: unknown): void {
+  if (cache === false) return
+  if (typeof cache === 'object' && cache !== null)
+    checkKnownOptions(cache, ['maxKeys'], 'RedisStore `blockCache`')
+  checkInteger((cache as BlockCacheOptions).maxKeys ?? 10_000, 'blockCache.maxKeys', 1)
+}
+
+function checkPacked(packed: unknown): void {
+  check(
+    packed === false || (typeof packed === 'object' && packed !== null),
+    'packed',
+    'false or { groups }',
+    packed,
+  )
+  if (packed === false) return
+  checkKnownOptions(packed as object, ['groups', 'seed'], 'RedisStore `packed`')
+  const { groups = 4096, seed } = packed as { groups?: number; seed?: unknown }
+  checkInteger(groups, 'packed.groups', 1)
+  check(
+    seed === undefined || (typeof seed === 'string' && seed !== ''),
+    'packed.seed',
+    'a non-empty string',
+    seed,
+  )
+}
+
+/**
+ * RedisStore's options, declared once (in the order they are checked; `client` is checked
+ * right after, by what it is made into).
+ */
+export const REDIS_OPTIONS = declareOptions<RedisStoreOptions>('RedisStore', {
+  client: { doc: "the application's Redis client (ioredis, iovalkey, node-redis, @upstash/redis)" },
+  time: {
+    doc: "whose clock decides: 'server' (Redis TIME) or 'client'",
+    default: 'server',
+    check: (time) =>
+      check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time),
+  },
+  clockToleranceMs: {
+    doc: "time: 'client' only: how far the app servers' clocks may disagree (ms)",
+    default: 1000,
+    check: (ms, name) => checkInteger(ms as number, name, 0),
+  },
+  blockCache: {
+    doc: 'keys known to be over their limit answered locally, or false',
+    default: {},
+    check: checkBlockCache,
+  },
+  policyScripts: {
+    doc: 'most single-policy configurations with a Lua script of their own',
+    default: 100,
+    check: (count, name) => checkInteger(count as number, name, 0),
+  },
+  batchSize: {
+    doc: 'most consumes sent to Redis in one script call',
+    default: 32,
+    check: (size, name) => checkInteger(size as number, name, 1),
+  },
+  packed: {
+    doc: 'state packed in hashes: false or { groups, seed }',
+    default: false,
+    check: checkPacked,
+  },
+  prefix: { doc: 'first part of every key', default: 'sluice', check: checkPrefix },
+})
 
 /** What was passed as `client`: objects by their class, a client being one big object. */
 function describeClient(client: unknown): string {
@@ -150,59 +205,27 @@ export function resolveRedisOptions(options: RedisStoreOptions): RedisSettings {
   if (options === null || typeof options !== 'object') {
     throw new ConfigError(`RedisStore options must be an object; got ${describeValue(options)}`)
   }
-  checkKnownOptions(options, KNOWN, 'RedisStore')
-  const client = toScriptClient(options.client)
+  const given = REDIS_OPTIONS.resolve(options)
+  const client = toScriptClient(given.client)
   if (client === undefined) {
     throw new ConfigError(
       `\`client\` must be an ioredis or iovalkey Redis or Cluster client, a node-redis client or cluster, or an @upstash/redis Redis; got ${describeClient(options.client)}`,
     )
   }
-  const time = options.time ?? 'server'
-  check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time)
-  const serverTime = time === 'server'
-  const tolerance = options.clockToleranceMs ?? 1000
-  checkInteger(tolerance, 'clockToleranceMs', 0)
-  const cache = options.blockCache ?? {}
-  let blockCache: BlockCache | undefined
-  if (cache !== false) {
-    if (typeof cache === 'object' && cache !== null)
-      checkKnownOptions(cache, ['maxKeys'], 'RedisStore `blockCache`')
-    const maxKeys = cache.maxKeys ?? 10_000
-    checkInteger(maxKeys, 'blockCache.maxKeys', 1)
-    blockCache = new BlockCache(maxKeys)
-  }
-  const policyScripts = options.policyScripts ?? 100
-  checkInteger(policyScripts, 'policyScripts', 0)
-  const batchSize = options.batchSize ?? 32
-  checkInteger(batchSize, 'batchSize', 1)
-  const packed = options.packed ?? false
-  check(
-    packed === false || (typeof packed === 'object' && packed !== null),
-    'packed',
-    'false or { groups }',
-    packed,
-  )
-  if (packed !== false) checkKnownOptions(packed, ['groups', 'seed'], 'RedisStore `packed`')
+  const serverTime = given.time === 'server'
+  const cache = given.blockCache!
+  const packed = given.packed!
   const groups = packed === false ? 0 : (packed.groups ?? 4096)
-  if (packed !== false) checkInteger(groups, 'packed.groups', 1)
   const seed = packed === false ? undefined : packed.seed
-  if (packed !== false) {
-    check(
-      seed === undefined || (typeof seed === 'string' && seed !== ''),
-      'packed.seed',
-      'a non-empty string',
-      seed,
-    )
-  }
   return {
     groups,
     seed,
     client,
-    prefix: checkPrefix(options.prefix ?? 'sluice'),
+    prefix: given.prefix!,
     serverTime,
-    toleranceMs: serverTime ? '0' : String(tolerance),
-    cache: blockCache,
-    maxPolicyScripts: policyScripts,
-    batchSize: client.isCluster || client.perRequest === true ? 1 : batchSize,
+    toleranceMs: serverTime ? '0' : String(given.clockToleranceMs),
+    cache: cache === false ? undefined : new BlockCache(cache.maxKeys ?? 10_000),
+    maxPolicyScripts: given.policyScripts!,
+    batchSize: client.isCluster || client.perRequest === true ? 1 : given.batchSize!,
   }
 }
