@@ -25,8 +25,9 @@ import type {
 } from 'fastify'
 import fp from 'fastify-plugin'
 import {
-  HOOKS,
+  FASTIFY_OPTIONS,
   inheritedBy,
+  ownOptionsOf,
   LEGACY_NAMES,
   omitted,
   rejection,
@@ -68,14 +69,6 @@ function createHook(
   const refusalJson = responseSchema
     ? undefined
     : createRefusalJson(options.message, (verdict) => JSON.stringify(defaultRejection(verdict)))
-  for (const [name, fn] of Object.entries({
-    onExceeding,
-    onExceeded,
-    handler,
-    errorResponseBuilder,
-  })) {
-    if (fn !== undefined && typeof fn !== 'function') invalidOption(name, fn, 'a function')
-  }
   /** Applies a verdict: headers and decision on the request, then admits, answers or throws. */
   async function apply(request: FastifyRequest, reply: FastifyReply, verdict: HttpVerdict) {
     if (verdict.action === 'pass') return
@@ -190,15 +183,14 @@ function createHook(
 }
 
 const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, options) => {
-  const { global = true, ...shared } = options
-  if (typeof global !== 'boolean') invalidOption('global', global, 'true or false')
+  const { global } = FASTIFY_OPTIONS.resolve(ownOptionsOf(options))
+  const { global: _global, ...shared } = options
   // One store, clock and logger for every route, so groups and the global limit see the same state.
   const base: FastifyRateLimitOptions = { ...shared, store: shared.store ?? new MemoryStore() }
 
   function build(merged: FastifyRateLimitRouteOptions, prefix: string) {
-    const hook = merged.hook ?? 'onRequest'
-    if (!HOOKS.includes(hook))
-      invalidOption('hook', hook, `one of ${HOOKS.map((h) => `'${h}'`).join(', ')}`)
+    // The plugin's own options, checked once per limit (the pipeline checks the rest).
+    const hook = FASTIFY_OPTIONS.resolve(ownOptionsOf(merged)).hook!
     const core = toCore(merged)
     const limiter = createHttpLimiter<FastifyRequest>(
       { ...core, prefix: `${core.prefix ?? ''}${prefix}` },

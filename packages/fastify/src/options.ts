@@ -9,7 +9,7 @@ import {
   type ProxyTrust,
   type RejectVerdict,
 } from '@sluice/core'
-import { invalidOption, refusePeerNames } from '@sluice/core/adapter'
+import { declareOptions, invalidOption, refusePeerNames } from '@sluice/core/adapter'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export type Awaitable<T> = T | Promise<T>
@@ -41,11 +41,8 @@ export interface ErrorResponseContext {
 
 export type LegacyHeader = 'x-ratelimit-limit' | 'x-ratelimit-remaining' | 'x-ratelimit-reset'
 
-/** Options that may differ per route (`config.rateLimit`). */
-export interface FastifyRateLimitRouteOptions extends Omit<
-  HttpLimitOptions<FastifyRequest, ServerResponse>,
-  'store' | 'clock' | 'logger'
-> {
+/** The plugin's own options that may differ per route, beside the adapters' HttpLimitOptions. */
+export interface FastifyRouteOwnOptions {
   /** Builds what is thrown to Fastify's error handling; `statusCode` is added when missing. @default { statusCode, error, message, retryAfter } */
   errorResponseBuilder?: (request: FastifyRequest, context: ErrorResponseContext) => object
   /** The hook the limit runs in. @default 'onRequest' */
@@ -64,6 +61,19 @@ export interface FastifyRateLimitRouteOptions extends Omit<
   handler?: (request: FastifyRequest, reply: FastifyReply, decision: Decision) => Awaitable<unknown>
 }
 
+/** The plugin's own options: a route's, plus `global`. */
+export interface FastifyOwnOptions extends FastifyRouteOwnOptions {
+  /** Limit every route (`false`: only routes with `config.rateLimit`). @default true */
+  global?: boolean
+}
+
+/** Options that may differ per route (`config.rateLimit`). */
+export type FastifyRateLimitRouteOptions = Omit<
+  HttpLimitOptions<FastifyRequest, ServerResponse>,
+  'store' | 'clock' | 'logger'
+> &
+  FastifyRouteOwnOptions
+
 /** Plugin options: everything a route may set, plus what the whole app shares. */
 export interface FastifyRateLimitOptions extends FastifyRateLimitRouteOptions {
   /** Limit every route (`false`: only routes with `config.rateLimit`). @default true */
@@ -73,25 +83,56 @@ export interface FastifyRateLimitOptions extends FastifyRateLimitRouteOptions {
   logger?: HttpLimitOptions<FastifyRequest>['logger']
 }
 
-export const ADAPTER_OPTIONS = [
-  'errorResponseBuilder',
-  'hook',
-  'addHeaders',
-  'addHeadersOnExceeding',
-  'onExceeding',
-  'onExceeded',
-  'groupId',
-  'handler',
-  'global',
-] as const
+export const HOOKS = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
+
+const aFunction = (value: unknown, name: string) => {
+  if (typeof value !== 'function') invalidOption(name, value, 'a function')
+}
+
+/**
+ * The plugin's own options, declared once; the rest are the adapters' (HTTP_OPTIONS), checked by
+ * the pipeline. `groupId`'s check needs the route (index.ts).
+ */
+export const FASTIFY_OPTIONS = declareOptions<FastifyOwnOptions>('@sluice/fastify', {
+  errorResponseBuilder: { doc: 'builds what is thrown for a rejection', check: aFunction },
+  hook: {
+    doc: 'the hook the limit runs in',
+    default: 'onRequest',
+    check: (hook) => {
+      if (!HOOKS.includes(hook as (typeof HOOKS)[number]))
+        invalidOption('hook', hook, `one of ${HOOKS.map((h) => `'${h}'`).join(', ')}`)
+    },
+  },
+  addHeaders: { doc: 'headers of rejections, each on unless false' },
+  addHeadersOnExceeding: { doc: 'headers of admitted responses, each on unless false' },
+  onExceeding: { doc: 'called for every admitted request', check: aFunction },
+  onExceeded: { doc: 'called for every rejected request', check: aFunction },
+  groupId: { doc: 'routes with the same groupId share one counter' },
+  handler: { doc: 'answers rate-limited requests itself', check: aFunction },
+  global: {
+    doc: 'limit every route',
+    default: true,
+    check: (global) => {
+      if (typeof global !== 'boolean') invalidOption('global', global, 'true or false')
+    },
+  },
+})
+
+/** The plugin's own option names: not passed on to the pipeline. */
+export const ADAPTER_OPTIONS = FASTIFY_OPTIONS.names
+
+/** The plugin's own options among `options`. */
+export function ownOptionsOf(options: object): FastifyOwnOptions {
+  return Object.fromEntries(
+    Object.entries(options).filter(([name]) => ADAPTER_OPTIONS.includes(name)),
+  ) as FastifyOwnOptions
+}
 export const LEGACY_NAMES = {
   limit: 'x-ratelimit-limit',
   remaining: 'x-ratelimit-remaining',
   reset: 'x-ratelimit-reset',
   retryAfter: 'x-ratelimit-retry-after',
 }
-export const HOOKS = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
-
 export function trustOf(request: FastifyRequest): ProxyTrust {
   if (!('ips' in request)) return 'none'
   const forwarded = request.headers['x-forwarded-for']
@@ -161,8 +202,7 @@ export function toCore(options: FastifyRateLimitRouteOptions): HttpLimitOptions<
   refusePeerNames(options, FASTIFY_RATE_LIMIT_NAMES)
   const core: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(options)) {
-    if (value !== undefined && !(ADAPTER_OPTIONS as readonly string[]).includes(name))
-      core[name] = value
+    if (value !== undefined && !ADAPTER_OPTIONS.includes(name)) core[name] = value
   }
   return core as HttpLimitOptions<FastifyRequest>
 }
