@@ -17,6 +17,8 @@ export interface OptionSpec {
    * value. Absent when the value is checked with others (the layer's resolver says where).
    */
   readonly check?: (value: unknown, name: string) => unknown
+  /** null counts as unset and takes the default (as `value ?? default` reads it). @default false */
+  readonly orNull?: boolean
 }
 
 /** A spec for every option of `O`, no more and no fewer. */
@@ -31,7 +33,7 @@ export interface DeclaredOptions<O> {
   readonly names: readonly string[]
   /**
    * Checks `given` (an object of known names whose values pass their checks) and returns it
-   * frozen, with every declared default filled in for an unset (or null) option. `where` names the
+   * frozen, with every declared default filled in for an unset option (or a null one, `orNull`). `where` names the
    * taker in errors when it is not `this.where` (an adapter's framework, say).
    */
   resolve(given: O, where?: string): Readonly<O>
@@ -64,8 +66,7 @@ export function declareOptions<O extends object>(
       for (const name of names) {
         const value = (given as Record<string, unknown>)[name]
         const spec = specs[name]!
-        // null takes a declared default too, as `??` did where each default was written.
-        if (value === undefined || (value === null && 'default' in spec)) {
+        if (value === undefined || (value === null && spec.orNull === true)) {
           settings[name] = spec.default
         } else {
           spec.check?.(value, name)

@@ -98,6 +98,7 @@ export const FASTIFY_OPTIONS = declareOptions<FastifyOwnOptions>('@sluice/fastif
   hook: {
     doc: 'the hook the limit runs in',
     default: 'onRequest',
+    orNull: true,
     check: (hook) => {
       if (!HOOKS.includes(hook as (typeof HOOKS)[number]))
         invalidOption('hook', hook, `one of ${HOOKS.map((h) => `'${h}'`).join(', ')}`)

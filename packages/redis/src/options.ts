@@ -162,35 +162,41 @@ export const REDIS_OPTIONS = declareOptions<RedisStoreOptions>('RedisStore', {
   time: {
     doc: "whose clock decides: 'server' (Redis TIME) or 'client'",
     default: 'server',
+    orNull: true,
     check: (time) =>
       check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time),
   },
   clockToleranceMs: {
     doc: "time: 'client' only: how far the app servers' clocks may disagree (ms)",
     default: 1000,
+    orNull: true,
     check: (ms, name) => checkInteger(ms as number, name, 0),
   },
   blockCache: {
     doc: 'keys known to be over their limit answered locally, or false',
     default: {},
+    orNull: true,
     check: checkBlockCache,
   },
   policyScripts: {
     doc: 'most single-policy configurations with a Lua script of their own',
     default: 100,
+    orNull: true,
     check: (count, name) => checkInteger(count as number, name, 0),
   },
   batchSize: {
     doc: 'most consumes sent to Redis in one script call',
     default: 32,
+    orNull: true,
     check: (size, name) => checkInteger(size as number, name, 1),
   },
   packed: {
     doc: 'state packed in hashes: false or { groups, seed }',
     default: false,
+    orNull: true,
     check: checkPacked,
   },
-  prefix: { doc: 'first part of every key', default: 'sluice', check: checkPrefix },
+  prefix: { doc: 'first part of every key', default: 'sluice', orNull: true, check: checkPrefix },
 })
 
 /** What was passed as `client`: objects by their class, a client being one big object. */

@@ -49,7 +49,7 @@ export const HTTP_OPTIONS = declareOptions<HttpLimitOptions>('rateLimit', {
   countRefusals: { doc: "count each key's rejections in a row", check: aBoolean },
   standardHeaders: { doc: 'IETF RateLimit fields: a draft, or true for draft-6', default: false },
   legacyHeaders: { doc: '`X-RateLimit-*` fields', default: true },
-  retryAfterHeader: { doc: '`Retry-After` on rejections', default: true },
+  retryAfterHeader: { doc: '`Retry-After` on rejections', default: true, orNull: true },
   onStoreError: limiter.onStoreError,
   shadow: limiter.shadow,
   timeoutMs: limiter.timeoutMs,

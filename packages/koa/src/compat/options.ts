@@ -6,6 +6,7 @@ import type { Decision, HttpLimitOptions, LegacyHeaderNames, Store } from '@slui
 import {
   checkAliasLimit,
   checkAliasMs,
+  declareOptions,
   DEFAULT_LEGACY_NAMES,
   invalidOption,
 } from '@sluice/core/adapter'
@@ -66,23 +67,6 @@ export interface RatelimitOptions {
   onLimited?: (ctx: Context) => void
 }
 
-const KNOWN = [
-  'driver',
-  'db',
-  'duration',
-  'max',
-  'id',
-  'headers',
-  'whitelist',
-  'blacklist',
-  'disableHeader',
-  'errorMessage',
-  'status',
-  'throw',
-  'namespace',
-  'onLimited',
-]
-
 /** The options resolved: the middleware's Sluice options and answer, and the deny check. */
 export interface ResolvedRatelimit {
   readonly core: HttpLimitOptions<Context>
@@ -94,11 +78,57 @@ function checkFunction(value: unknown, option: string): void {
   if (value !== undefined && typeof value !== 'function') invalidOption(option, value, 'a function')
 }
 
-function checkBoolean(value: unknown, option: string): boolean {
-  if (value !== undefined && typeof value !== 'boolean')
-    invalidOption(option, value, 'true or false')
-  return value === true
+function checkBoolean(value: unknown, option: string): void {
+  if (typeof value !== 'boolean') invalidOption(option, value, 'true or false')
 }
+
+function checkNamespace(namespace: unknown): void {
+  if (typeof namespace !== 'string' || namespace === '' || /[{}]/.test(namespace)) {
+    invalidOption('namespace', namespace, 'a non-empty string without braces')
+  }
+}
+
+/**
+ * koa-ratelimit's options, declared once, in the order they are checked; `driver` and `db` are
+ * checked together (storeOf), `status` by the pipeline.
+ */
+export const RATELIMIT_OPTIONS = declareOptions<RatelimitOptions>('koa-ratelimit', {
+  duration: {
+    doc: 'window length in ms',
+    default: 3_600_000,
+    check: (duration) => checkAliasMs(duration, 'duration'),
+  },
+  max: {
+    doc: 'requests per `duration` and client',
+    default: 2500,
+    check: (max) => {
+      if (typeof max === 'function') invalidOption('max', max, 'a positive integer')
+      checkAliasLimit(max, 'max')
+    },
+  },
+  id: { doc: "the client's key; false lets the request through", check: checkFunction },
+  whitelist: { doc: 'requests it returns true for pass unlimited', check: checkFunction },
+  blacklist: { doc: 'requests it returns true for are refused with 403', check: checkFunction },
+  onLimited: { doc: 'called for every rate-limited request', check: checkFunction },
+  errorMessage: {
+    doc: 'the text body of a rejection',
+    check: (message) => {
+      if (typeof message !== 'string') invalidOption('errorMessage', message, 'a string')
+    },
+  },
+  namespace: {
+    doc: 'first part of every key in the store',
+    default: 'limit',
+    check: checkNamespace,
+    orNull: true,
+  },
+  disableHeader: { doc: 'no X-RateLimit-* headers', default: false, check: checkBoolean },
+  throw: { doc: 'reject with ctx.throw', default: false, check: checkBoolean },
+  driver: { doc: "where counts live: 'memory' or 'redis'; default: inferred from `db`" },
+  db: { doc: 'a Map or an ioredis client' },
+  headers: { doc: 'names of the headers' },
+  status: { doc: 'status of a rejection', default: 429 },
+})
 
 /** The store and the algorithm the driver counts with (the peer's: see `db`). */
 function storeOf(
@@ -157,46 +187,33 @@ export function resolveRatelimit(options: RatelimitOptions): ResolvedRatelimit {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
   for (const name of Object.keys(options)) {
-    if (!KNOWN.includes(name))
+    if (!RATELIMIT_OPTIONS.names.includes(name))
       invalidOption(
         name,
         options[name as keyof RatelimitOptions],
         'unset (not a koa-ratelimit option)',
       )
   }
-  const { duration, max, id, whitelist, blacklist, errorMessage, status, onLimited } = options
-  checkAliasMs(duration, 'duration')
-  if (typeof max === 'function') invalidOption('max', max, 'a positive integer')
-  checkAliasLimit(max, 'max')
-  for (const [name, value] of Object.entries({ id, whitelist, blacklist, onLimited })) {
-    checkFunction(value, name)
-  }
-  if (errorMessage !== undefined && typeof errorMessage !== 'string') {
-    invalidOption('errorMessage', errorMessage, 'a string')
-  }
-  const namespace = options.namespace ?? 'limit'
-  if (typeof namespace !== 'string' || namespace === '' || /[{}]/.test(namespace)) {
-    invalidOption('namespace', namespace, 'a non-empty string without braces')
-  }
-  const disableHeader = checkBoolean(options.disableHeader, 'disableHeader')
-  const throws = checkBoolean(options.throw, 'throw')
+  const given = RATELIMIT_OPTIONS.resolve(options)
+  const { id, whitelist, blacklist, errorMessage, status, onLimited } = given
+  const namespace = given.namespace!
   const core: HttpLimitOptions<Context> = {
-    ...storeOf(options.driver, options.db, namespace),
-    limit: max ?? 2500,
-    window: duration ?? 3_600_000,
+    ...storeOf(given.driver, given.db, namespace),
+    limit: given.max,
+    window: given.duration,
     // koa-ratelimit keys by ctx.ip as is: no IPv6 grouping.
     ipv6Subnet: false,
     key: id,
     allowList: whitelist,
     statusCode: status,
     message: errorMessage ?? defaultMessage,
-    legacyHeaders: !disableHeader,
+    legacyHeaders: !given.disableHeader,
     retryAfterHeader: true,
   }
   const answer: KoaAnswer = {
-    names: namesOf(options.headers),
+    names: namesOf(given.headers),
     handler: undefined,
-    throws,
+    throws: given.throw!,
     textBody: true,
     // koa-ratelimit's rejections carry Retry-After only.
     omitWhenRejected: [DEFAULT_LEGACY_NAMES.retryAfter.toLowerCase()],
