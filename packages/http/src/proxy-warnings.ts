@@ -1,9 +1,8 @@
 // The one-time proxy-trust warnings: once per process, framework and kind, however many limiters.
 import { readHeader, type RequestLike, type Logger } from './keys'
-import { forwardedEntries } from './trust'
+import { forwardedEntries, type ProxyTrust } from './trust'
 
-/** What a framework's proxy setting trusts: nothing, some hops, or every X-Forwarded-For (spoofable). */
-export type ProxyTrust = 'none' | 'some' | 'all'
+export type { ProxyTrust } from './trust'
 
 /**
  * The misconfigurations warned about, each once: `all` every sender is trusted; `untrusted`

@@ -5,7 +5,9 @@
  */
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '@sluice/core/web'
-import type { ProxyTrust } from './proxy-warnings'
+
+/** What a framework's proxy setting trusts: nothing, some hops, or every X-Forwarded-For (spoofable). */
+export type ProxyTrust = 'none' | 'some' | 'all'
 
 /**
  * Which senders are trusted proxies: `false` none (the sender is the client); a number, that

@@ -10,10 +10,27 @@ import {
   METER_ALGORITHMS,
   type Policy,
 } from '@sluice/core/web'
-import type { Rule } from './compile'
 import { pathLabel, type Issue } from './issue'
 import type { FlatDescriptor } from './flatten'
 import { UNIT_MS } from './units'
+
+/** One descriptor of the file that limits or exempts: a rule. */
+export interface Rule {
+  /** The `name` given, or the Lyft-style path, e.g. `api.route_/login.user`. */
+  readonly name: string
+  /** Where it is in the file, e.g. `descriptors[0].descriptors[1]`. */
+  readonly path: string
+  /** The entries it matches, outermost first; no `value` means any value (counted per value). */
+  readonly match: readonly { readonly key: string; readonly value?: string }[]
+  /** `unlimited: true`: reaching it exempts the request from it (and from its bare-key sibling). */
+  readonly unlimited: boolean
+  /** `shadow_mode: true`: decide and report, never block. */
+  readonly shadow: boolean
+  /** The limit as `createLimiter` takes it (undefined when unlimited). */
+  readonly limit: Readonly<LimitOptions> | undefined
+  /** The limit as stores see it (undefined when unlimited). */
+  readonly policy: Policy | undefined
+}
 
 /** What rules of one file share while compiling. */
 export interface RuleContext {

@@ -2,11 +2,13 @@
  * Owns the compiled form of a rules file: the rule tree a request's descriptor walks, built from
  * flat descriptors in one go or in slices (createRuleSetBuilder), and the walk itself (match).
  */
-import type { LimitOptions, Policy } from '@sluice/core/web'
-import { compileRule, type RuleContext } from './compile-rule'
+import type { Policy } from '@sluice/core/web'
+import { compileRule, type Rule, type RuleContext } from './compile-rule'
 import { pathLabel, type Issue } from './issue'
 import { flattenDescriptors, type FlatDescriptor } from './flatten'
 import type { RulesDocument } from './document'
+
+export type { Rule } from './compile-rule'
 
 /**
  * One entry of a request's descriptor, e.g. `['route', '/login']` or `['user', req.user?.id]`.
@@ -14,24 +16,6 @@ import type { RulesDocument } from './document'
  * never lands every anonymous client in one shared bucket.
  */
 export type DescriptorEntry = readonly [key: string, value: string | undefined]
-
-/** One descriptor of the file that limits or exempts: a rule. */
-export interface Rule {
-  /** The `name` given, or the Lyft-style path, e.g. `api.route_/login.user`. */
-  readonly name: string
-  /** Where it is in the file, e.g. `descriptors[0].descriptors[1]`. */
-  readonly path: string
-  /** The entries it matches, outermost first; no `value` means any value (counted per value). */
-  readonly match: readonly { readonly key: string; readonly value?: string }[]
-  /** `unlimited: true`: reaching it exempts the request from it (and from its bare-key sibling). */
-  readonly unlimited: boolean
-  /** `shadow_mode: true`: decide and report, never block. */
-  readonly shadow: boolean
-  /** The limit as `createLimiter` takes it (undefined when unlimited). */
-  readonly limit: Readonly<LimitOptions> | undefined
-  /** The limit as stores see it (undefined when unlimited). */
-  readonly policy: Policy | undefined
-}
 
 /** A rule a request reached, with the state key it counts under. */
 export interface MatchedRule {

@@ -16,7 +16,24 @@ import {
   type StoreRequest,
 } from '@sluice/core/web'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
-import type { RulesDecision } from './limiter'
+
+/** What one request got from the rules it matched. */
+export interface RulesDecision {
+  /**
+   * The enforced (non-shadow) rules' combined decision, as `createLimiter` would build it with
+   * one policy per rule (each policy named after its rule). `undefined` when no enforced rule
+   * matched: the request passes, and no headers are sent.
+   */
+  readonly decision: Decision | undefined
+  /** Every limiting rule the request matched (unlimited rules end in no match). */
+  readonly matches: readonly MatchedRule[]
+  /** Shadow rules that would have rejected the request (it was not blocked for them). */
+  readonly shadowRejected: readonly MatchedRule[]
+  /** The rules whose counts this request took (for a refund); empty when nothing was taken. */
+  readonly counted: readonly MatchedRule[]
+  /** The group key of the store call: the domain, after the prefix when there is one (store/key-parts.ts). */
+  readonly group: string
+}
 
 const NO_MATCHES: readonly MatchedRule[] = Object.freeze([])
 

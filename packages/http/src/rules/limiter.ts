@@ -11,7 +11,6 @@ import {
   describeMode,
   resolveStoreSettings,
   type BreakerOptions,
-  type Decision,
   invalidOption,
   StoreError,
   type DecisionHook,
@@ -21,10 +20,12 @@ import {
   type StoreRequest,
   holdFor,
 } from '@sluice/core/web'
-import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
+import type { DescriptorEntry, RuleSet } from './compile'
 import type { RulesDocument } from './document'
-import { createRulesDecider } from './decide'
+import { createRulesDecider, type RulesDecision } from './decide'
 import type { RulesLogger, RulesWatcher } from './watcher'
+
+export type { RulesDecision } from './decide'
 
 /**
  * Where rules come from: a file path (loaded now, then watched and hot-reloaded), a parsed
@@ -59,24 +60,6 @@ export interface RulesLimiterOptions {
    * @default undefined
    */
   onDecision?: DecisionHook
-}
-
-/** What one request got from the rules it matched. */
-export interface RulesDecision {
-  /**
-   * The enforced (non-shadow) rules' combined decision, as `createLimiter` would build it with
-   * one policy per rule (each policy named after its rule). `undefined` when no enforced rule
-   * matched: the request passes, and no headers are sent.
-   */
-  readonly decision: Decision | undefined
-  /** Every limiting rule the request matched (unlimited rules end in no match). */
-  readonly matches: readonly MatchedRule[]
-  /** Shadow rules that would have rejected the request (it was not blocked for them). */
-  readonly shadowRejected: readonly MatchedRule[]
-  /** The rules whose counts this request took (for a refund); empty when nothing was taken. */
-  readonly counted: readonly MatchedRule[]
-  /** The group key of the store call: the domain, after the prefix when there is one (store/key-parts.ts). */
-  readonly group: string
 }
 
 export interface RulesConsumeOptions {
