@@ -13,6 +13,8 @@ const config: Config = {
     '^@sluice/([a-z-]+)/compat$': '<rootDir>/packages/$1/src/compat/index.ts',
     // Jest runs on Node, which resolves @sluice/core/web by its `node` condition.
     '^@sluice/core/web$': '<rootDir>/packages/core/src/web-node.ts',
+    // and @sluice/fetch by its `node` condition too (rules files through @sluice/rules).
+    '^@sluice/fetch$': '<rootDir>/packages/fetch/src/node.ts',
     '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',

@@ -5,7 +5,6 @@
  */
 import { type Decision } from '@sluice/core/web'
 import {
-  createHttpLimiter,
   createRefusalJson,
   type FrameworkDefaults,
   type HeaderList,
@@ -14,6 +13,7 @@ import {
   type HttpVerdict,
   type RequestLike,
 } from '@sluice/http'
+import { createHttpLimiter } from './host'
 import { missingAddressPolicy, type MissingAddressMode } from './client-ip'
 import { FetchExchange } from './exchange'
 import { refusalResponse, withHeaders } from './respond'
