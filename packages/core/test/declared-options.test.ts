@@ -1,12 +1,11 @@
 // Each layer's options are declared once (see testkit's testDeclaredOptions); what the
-// declaration does at creation: unknown names, defaults, checks, a frozen result.
+// declaration does at creation: unknown names, defaults, checks, a frozen result. The
+// adapters' layer (HTTP_OPTIONS) is tested in @sluice/http.
 import { join } from 'node:path'
 import { testDeclaredOptions } from '@sluice/testkit'
-import { HTTP_OPTIONS } from '../src/http/options'
 import { LIMITER_OPTIONS } from '../src/limiter/settings'
 import { LIMIT_OPTIONS } from '../src/options'
 import { createLimiter } from '@sluice/core'
-import { createHttpLimiter } from '@sluice/core/web'
 
 const SRC = join(__dirname, '..', 'src')
 
@@ -15,15 +14,11 @@ testDeclaredOptions(LIMITER_OPTIONS, [
   [join(SRC, 'options.ts'), 'LimitOptions'],
   [join(SRC, 'options.ts'), 'LimiterOptions'],
 ])
-testDeclaredOptions(HTTP_OPTIONS, [[join(SRC, 'http', 'types.ts'), 'HttpLimitOptions']])
 
 test('a name not declared is refused, naming it and its value', () => {
   expect(() => createLimiter({ limit: 1, window: 1000, brust: 2 } as never)).toThrow(
     'unknown option `brust` for createLimiter (value 2)',
   )
-  expect(() =>
-    createHttpLimiter({ limit: 1, lmit: 2 } as never, { framework: 'Test', resetStyle: 'delta' }),
-  ).toThrow('unknown option `lmit` for Test rateLimit (value 2)')
 })
 
 test('resolve fills in the declared defaults and freezes the result', () => {

@@ -7,17 +7,15 @@
  * `backoff`.
  */
 import type { FastifyRequest } from 'fastify'
+import { StoreError, systemClock, type Decision, type Store } from '@sluice/core'
+import { MAX_SAFE_PRODUCT } from '@sluice/core/adapter'
 import {
-  StoreError,
-  systemClock,
-  type Decision,
+  createHttpLimiter,
   type HttpLimitOptions,
   type HttpLimiter,
   type Logger,
   type ResponseLike,
-  type Store,
-} from '@sluice/core'
-import { createHttpLimiter, MAX_SAFE_PRODUCT } from '@sluice/core/adapter'
+} from '@sluice/http'
 import { normalizeIP } from './normalize-ip'
 import { isPeerStore, NO_READ_MESSAGE } from './peer-store'
 import type { RateLimitKey, RateLimitParams, RateLimitResult } from './types'
