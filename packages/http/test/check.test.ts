@@ -1,6 +1,8 @@
 // The pipeline's read-only check and its refusal counting: what `check` reports and that it
 // counts nothing, per-request windows, and the options' checks.
 import { createHttpLimiter, type HttpRequestLike, type ResponseLike } from '@sluice/http'
+// Rules documents are read by @sluice/rules' host (Node's): the same pipeline.
+import { createHttpLimiter as createNodeHttpLimiter } from '@sluice/rules'
 
 const T0 = 60_000 * 30_000
 const DEFAULTS = { framework: 'Test', resetStyle: 'delta' } as const
@@ -47,7 +49,7 @@ test('check: undefined for a request decide would pass or deny; rules are not re
   expect(await http.check(request('10.0.0.1'))).toBeUndefined()
   expect(await http.check(request('10.0.0.2'))).toBeUndefined()
   expect((await http.check(request('10.0.0.3')))!.refusals).toBe(0)
-  const rules = createHttpLimiter(
+  const rules = createNodeHttpLimiter(
     { rules: { domain: 'd', descriptors: [] }, descriptors: () => [] },
     DEFAULTS,
   )
@@ -75,7 +77,7 @@ test('check under per-request limits and windows reads the request’s own tier'
 })
 
 test('backoff and countRefusals are checked once, naming the option and the value', () => {
-  const make = (options: object) => () => createHttpLimiter({ limit: 1, ...options }, DEFAULTS)
+  const make = (options: object) => () => createNodeHttpLimiter({ limit: 1, ...options }, DEFAULTS)
   expect(make({ backoff: 'triple' })).toThrow(
     "`backoff` must be 'restart' or 'double'; got \"triple\"",
   )
