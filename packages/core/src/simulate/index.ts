@@ -9,8 +9,19 @@ export type {
   SimulatedRequest,
   SimulationResult,
 } from './simulate'
-export { renderSvg, SVG_COLORS } from './svg'
+export { renderSvg } from './svg'
 export type { RenderOptions } from './svg'
+export {
+  escapeXml,
+  HALO,
+  num,
+  SVG_COLORS,
+  SVG_PALETTE,
+  svgBackground,
+  svgOpen,
+  svgRect,
+  svgText,
+} from './svg-primitives'
 export { makeTrace, seededRandom, TRACE_NAMES } from './traces'
 export type { TraceName, TraceOptions } from './traces'
 export { runSimulateCommand } from './command'
