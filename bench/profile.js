@@ -10,7 +10,7 @@
 //           the state ceiling of redis-ceiling.js on the same keys
 //   http    bench/http/server.js <framework> sluice-memory under autocannon: the inclusive tree
 //           of Sluice's hook (the frames of @sluice/* entered from the framework)
-// Run: node bench/profile.js [memory|redis|http ...]  (after npm run build; BENCH_PROFILE_ALGORITHM
+// Run: node bench/profile.js [memory|redis|http|fastify|koa|express ...]  (after npm run build; BENCH_PROFILE_ALGORITHM
 // picks the algorithm, default gcra; BENCH_PROFILE_KEEP=dir keeps the .cpuprofile files;
 // BENCH_PROFILE_NODE_FLAGS passes node flags to the profiled process).
 // Shares are of the samples in which the process ran JavaScript or native code (not idle); a
@@ -379,7 +379,9 @@ async function main() {
     else if (part === 'http') {
       for (const framework of ['fastify', 'koa', 'express'])
         lines.push(...(await http(framework)), '')
-    } else throw new Error(`unknown part ${part}: memory, redis or http`)
+    } else if (['fastify', 'koa', 'express'].includes(part)) {
+      lines.push(...(await http(part)), '')
+    } else throw new Error(`unknown part ${part}: memory, redis, http or a framework`)
   }
   console.log(lines.join('\n'))
 }

@@ -28,6 +28,9 @@ const CAS_OPS = envCount('BENCH_REDIS_CAS_OPS', 100_000)
 
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
+// A busy shared machine can hold a batch past the default 1 s; a timeout would end the run, not
+// measure it (a deadline costs the same at any timeoutMs: one queue per value).
+const TIMEOUT_MS = 60_000
 
 /** redis-benchmark's EVALSHA of `return 1`: what one Redis does with no work in the script. */
 function rawCeiling(port, sha, clients, pipeline) {
@@ -72,13 +75,11 @@ async function main() {
 
   const sluice = (client, algorithm = 'gcra', limit) =>
     createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client, blockCache: false }),
       algorithm,
       limit: limit ?? (algorithm === 'sliding-log' ? 1_000_000 : BIG),
       window: '1h',
-      // A busy shared machine can hold a batch past the default 1 s; a timeout would end the
-      // run, not measure it (a deadline costs the same at any timeoutMs: one queue per value).
-      timeoutMs: 60_000,
     })
   const flexible = (client, prefix, points = BIG) =>
     new RateLimiterRedis({ storeClient: client, points, duration: 3600, keyPrefix: prefix })
@@ -177,7 +178,13 @@ async function main() {
     new RedisStore({ client: track(pipelined()), blockCache: false, packed: { groups } })
   for (const groups of PACKED_GROUPS) {
     for (const algorithm of [...SMALL_KEY_ALGORITHMS, 'sliding-window']) {
-      const few = createLimiter({ store: packedStore(groups), algorithm, limit: 10, window: '1h' })
+      const few = createLimiter({
+        timeoutMs: TIMEOUT_MS,
+        store: packedStore(groups),
+        algorithm,
+        limit: 10,
+        window: '1h',
+      })
       await admin.flushall()
       const before = await usedMemory()
       await throughput((n) => few.consume(tenBytes(n)), SMALL_KEYS, IN_FLIGHT)
@@ -192,19 +199,28 @@ async function main() {
   // budget).
   const perKey = (algorithm) => sluice(track(pipelined()), algorithm)
   const packedLimiter = (algorithm) =>
-    createLimiter({ store: packedStore(4096), algorithm, limit: BIG, window: '1h' })
+    createLimiter({
+      timeoutMs: TIMEOUT_MS,
+      store: packedStore(4096),
+      algorithm,
+      limit: BIG,
+      window: '1h',
+    })
   const twoLimits = [
     { name: 'meter', algorithm: 'gcra', limit: BIG, window: '1h' },
     { name: 'window', algorithm: 'sliding-window', limit: BIG, window: '1h' },
   ]
   const perKeyTwo = () =>
     createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
       limits: twoLimits,
     })
-  const packedTwo = () => createLimiter({ store: packedStore(4096), limits: twoLimits })
+  const packedTwo = () =>
+    createLimiter({ timeoutMs: TIMEOUT_MS, store: packedStore(4096), limits: twoLimits })
   const wideGcra = () =>
     createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
       algorithm: 'gcra',
       limit: 1e12,
@@ -278,7 +294,12 @@ async function main() {
     ['sliding-log', { limit: 100, window: '1m' }],
   ]) {
     await admin.flushall()
-    const limiter = createLimiter({ store: new RedisStore({ client }), algorithm, ...options })
+    const limiter = createLimiter({
+      timeoutMs: TIMEOUT_MS,
+      store: new RedisStore({ client }),
+      algorithm,
+      ...options,
+    })
     await limiter.consume(ip)
     memory.push([`Sluice ${algorithm}`, await sizeOf('sluice:*')])
   }
@@ -289,6 +310,7 @@ async function main() {
   // The block cache under a flood: 5 keys, 20,000 requests, limit 100 per hour each.
   const flood = async (blockCache) => {
     const limiter = createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client, blockCache }),
       algorithm: 'gcra',
       limit: 100,

@@ -109,6 +109,7 @@ const checks = {
       check(typeof r.peer === 'boolean', `data.rows[${i}].peer`, 'must be true or false')
       numberAt(r, 'sequential', `data.rows[${i}]`)
       numberAt(r, 'inFlight', `data.rows[${i}]`)
+      if (r.stateCeiling !== undefined) numberAt(r, 'stateCeiling', `data.rows[${i}]`)
     })
     check(rows.filter((r) => r.peer).length === 1, 'data.rows', 'must have exactly one peer row')
     const ceiling = objectAt(data, 'ceiling', 'data')

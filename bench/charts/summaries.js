@@ -59,6 +59,15 @@ const summaries = {
         `second with ${fmt(inFlight)} in flight over ${fmt(keys)} keys, ${versus('sequential')}x ` +
         `one at a time.`,
     ]
+    const capped = sluice.filter((r) => isNumber(r.stateCeiling))
+    if (capped.length > 0) {
+      const share = (r) =>
+        `${r.name.replace(/^Sluice RedisStore \((.*)\)$/, '$1')} ${Math.round((100 * r.inFlight) / r.stateCeiling)}%`
+      sentences.push(
+        `Share of the state ceiling (the same keys' state read and written by a Lua script with ` +
+          `no limiter logic, batched alike, same rounds): ${capped.map(share).join(', ')}.`,
+      )
+    }
     const spread = sluice.every((r) => isNumber(r.hot) && isNumber(r.million))
     if (spread && isNumber(peer.hot) && isNumber(peer.million) && isNumber(record.data.million)) {
       sentences.push(
