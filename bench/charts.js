@@ -1,7 +1,7 @@
 'use strict'
 // Draws the benchmark results in docs/bench/<part>.json (written by the bench scripts through
 // lib.js writeResult) as bar charts in docs/img/bench-<part>.svg: hand-written SVG on the
-// primitives the simulator's pictures use (@sluice/core/simulate: escaping, palette, text and
+// primitives the simulator's pictures use (@sluice/cli: escaping, palette, text and
 // rects; sans-serif 10 px). Every input is checked first; a missing or malformed file is
 // reported with the path of the bad field and the process exits 1 (the charts of the valid
 // files are still written).

@@ -1,6 +1,6 @@
 'use strict'
 // The one kind of panel the charts draw: horizontal bars with their values, marks and whiskers.
-const { HALO, num, svgRect: rect, svgText: text } = require('@sluice/core/simulate')
+const { HALO, num, svgRect: rect, svgText: text } = require('@sluice/cli')
 const { wrap } = require('./layout')
 const { BAR, BAR_GAP, COLORS, FAINT, FIT_BOLD, FIT_CHAR } = require('./style')
 

@@ -1,13 +1,7 @@
 'use strict'
 // The frame of every chart: wrapping text to a width, the title and subtitle, and the
 // standalone SVG document around the panels.
-const {
-  escapeXml,
-  svgBackground,
-  svgOpen,
-  svgText: text,
-  SVG_PALETTE,
-} = require('@sluice/core/simulate')
+const { escapeXml, svgBackground, svgOpen, svgText: text, SVG_PALETTE } = require('@sluice/cli')
 const { CHAR, COLORS, FIT_BOLD } = require('./style')
 
 /** Splits `content` into lines of at most `width` px at `char` px per character. */

@@ -1,6 +1,6 @@
 'use strict'
 // A chart's legend: what each colour means, in one line under the subtitle.
-const { svgRect: rect, svgText: text } = require('@sluice/core/simulate')
+const { svgRect: rect, svgText: text } = require('@sluice/cli')
 const { FAINT, FIT_CHAR } = require('./style')
 
 /** Coloured squares and their meanings, in one line from (x, y). Returns the svg. */

@@ -1,7 +1,7 @@
 'use strict'
-// The charts' colours and sizes: the shared palette (@sluice/core/simulate, as the simulator's
+// The charts' colours and sizes: the shared palette (@sluice/cli, as the simulator's
 // pictures use it) given its meaning here, and the widths text is laid out with.
-const { SVG_PALETTE } = require('@sluice/core/simulate')
+const { SVG_PALETTE } = require('@sluice/cli')
 
 const COLORS = {
   sluice: SVG_PALETTE.teal,
