@@ -5,7 +5,7 @@
  * over the limit is refused with ThrottlerException before the resolver runs (`data` is null).
  */
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo'
-import { Module } from '@nestjs/common'
+import { Module, type Type } from '@nestjs/common'
 import { APP_GUARD } from '@nestjs/core'
 import { GraphQLModule } from '@nestjs/graphql'
 import { request, type IncomingHttpHeaders } from 'node:http'
@@ -61,7 +61,7 @@ function query(port: number, localAddress = '127.0.0.1'): Promise<Answer> {
   })
 }
 
-describe.each<[Platform, object]>([
+describe.each<[Platform, Type]>([
   ['Express', AppModule],
   ['Fastify', FastifyAppModule],
 ])('GraphQL on %s (Apollo): the guard overriding getRequestResponse', (platform, module) => {

@@ -239,7 +239,10 @@ describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platf
   test('a subclass overriding getTracker (docs: signed-in users by id, others by IP)', async () => {
     @Injectable()
     class UserThrottlerGuard extends ThrottlerGuard {
-      protected override async getTracker(req: Record<string, string>): Promise<string> {
+      protected override async getTracker(req: {
+        ip: string
+        headers: Record<string, string | undefined>
+      }): Promise<string> {
         return req.headers['x-user'] ?? req.ip
       }
     }
