@@ -3,7 +3,7 @@
  * HTTP pipeline, headers, peer option names, policies and the algorithms' transitions, and the
  * helpers the packages share. Its types are exported by the main entry.
  */
-export { combineOutcomes } from './create-limiter'
+export { combineOutcomes } from './limiter/decisions'
 export {
   resolvePolicy,
   resolvePolicies,

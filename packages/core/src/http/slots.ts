@@ -2,7 +2,7 @@
  * Owns giving an admitted request's concurrency slot back when its response ends: finished,
  * failed or abandoned by the client, the response closes once, and so the slot goes back once.
  */
-import type { SlotLease } from '../concurrency/gate'
+import type { SlotLease } from '../concurrency/slots'
 import type { ResponseLike } from './types'
 
 /** Releases `slot` when `res` closes (at once if it already has). */

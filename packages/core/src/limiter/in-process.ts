@@ -5,7 +5,7 @@
  * own, small enough for V8 to inline the store into.
  */
 import type { Decision } from '../decision'
-import type { DirectConsume } from '../create-limiter'
+import type { DirectConsume } from './types'
 import type { Policy } from '../policy'
 import { prefixedKey } from '../store/key-parts'
 import type { Store } from '../store/types'

@@ -4,7 +4,9 @@
  * no), what `onStoreError` answers when the store fails, and one event per rule and call.
  */
 import type { Clock } from '../clock'
-import { badArgument, combineOutcomes, degradedDecision, toStoreError } from '../create-limiter'
+import { badArgument } from '../limiter/checks'
+import { combineOutcomes, degradedDecision } from '../limiter/decisions'
+import { toStoreError } from '../store-call/bounded'
 import type { Decision } from '../decision'
 import type { DecisionReporter } from '../events'
 import type { PolicyOutcome } from '../policy'

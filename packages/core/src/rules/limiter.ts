@@ -3,7 +3,8 @@
  * one request is rules/decide.ts).
  */
 import type { Clock } from '../clock'
-import { abortReason, boundedStoreCall, checkCost, checkMs, describeMode } from '../create-limiter'
+import { abortReason, checkCost, checkMs, describeMode } from '../limiter/checks'
+import { boundedStoreCall } from '../store-call/bounded'
 import { resolveStoreSettings } from '../limiter/store-settings'
 import type { BreakerOptions } from '../store-call/health'
 import type { Decision } from '../decision'

@@ -2,7 +2,7 @@
  * Owns `simulate`: a limiter run over a trace of requests on a fake clock, request by request.
  */
 import { algorithmOf, newOutcome } from '../algorithms'
-import { combineOutcomes } from '../create-limiter'
+import { combineOutcomes } from '../limiter/decisions'
 import {
   checkKnownOptions,
   LIMIT_OPTION_NAMES,

@@ -12,6 +12,7 @@ import { ByteBudget, NONE, PolicyTable } from './policy-table'
 import { escapeKeyPart, joinKeyParts } from './key-parts'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
 import { unrefTimer } from '../timers'
+import { nameStore } from '../store-call/store-name'
 
 export interface MemoryStoreOptions {
   /**
@@ -314,3 +315,5 @@ export class MemoryStore implements Store {
     }
   }
 }
+
+nameStore(MemoryStore, 'MemoryStore')
