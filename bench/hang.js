@@ -53,20 +53,20 @@ async function run(label, extra) {
   await delay(STEADY_MS)
   const steadyHeap = heapUsed()
   phase = 'hang'
-  process.kill(redis.pid, 'SIGSTOP')
+  redis.pause()
   let peakHeap = steadyHeap
   for (let waited = 0; waited < HANG_MS; waited += 500) {
     await delay(500)
     peakHeap = Math.max(peakHeap, heapUsed())
   }
   phase = 'after'
-  process.kill(redis.pid, 'SIGCONT')
+  redis.resume()
   await delay(3000)
   clearInterval(timer)
   await delay(TIMEOUT_MS + 200)
   const hang = latencies.hang.sort((a, b) => a - b)
   client.disconnect()
-  redis.stop()
+  await redis.stop()
   return {
     label,
     steadyHeapMB: steadyHeap / 1e6,

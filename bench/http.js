@@ -100,13 +100,13 @@ async function measure(framework, variant, redis) {
     let best
     for (let attempt = 0; attempt < TRIES; attempt++) {
       const serverBefore = cpuMicros(child.pid)
-      const redisBefore = usesRedis ? cpuMicros(redis.pid) : undefined
+      const redisBefore = usesRedis ? cpuMicros(redis.pid()) : undefined
       const result = await autocannon(port, SECONDS)
       const requests = Math.max(1, result.requests.total)
       const run = {
         rps: result.requests.average,
         cpu: perRequest(child.pid, serverBefore, requests),
-        redisCpu: usesRedis ? perRequest(redis.pid, redisBefore, requests) : undefined,
+        redisCpu: usesRedis ? perRequest(redis.pid(), redisBefore, requests) : undefined,
         p99: result.latency.p99,
         rejected: result.non2xx / requests,
         errors: result.errors,
@@ -181,7 +181,7 @@ async function main() {
       }
     }
   } finally {
-    redis.stop()
+    await redis.stop()
   }
 
   const sections = []

@@ -3,7 +3,6 @@
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
-const net = require('node:net')
 const { spawn } = require('node:child_process')
 
 function machine() {
@@ -96,47 +95,6 @@ function writeResult(name, title, body, packages, data) {
   return text
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-function answers(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.on('error', () => resolve(false))
-  })
-}
-
-/**
- * Starts `command` with `args(port)` on a free loopback port and resolves once the port accepts
- * connections; the server is killed when this process exits.
- */
-async function startServer(command, args) {
-  const port = await freePort()
-  const child = spawn(command, args(port), { stdio: 'ignore' })
-  const stop = () => child.kill('SIGKILL')
-  process.on('exit', stop)
-  const failed = new Promise((resolve) => child.once('error', resolve))
-  for (let i = 0; i < 250; i++) {
-    const error = await Promise.race([failed, new Promise((r) => setTimeout(r, 20, null))])
-    if (error) throw error
-    if (await answers(port)) return { port, pid: child.pid, stop }
-  }
-  stop()
-  throw new Error(`${command} did not start on port ${port}`)
-}
-
 /**
  * CPU time a process has used so far, in µs (user + system, from /proc: Linux only; undefined
  * elsewhere). The kernel counts it in ticks of 10 ms, fine enough over a run of seconds.
@@ -150,38 +108,28 @@ function cpuMicros(pid) {
   }
 }
 
-/** A private redis-server that keeps nothing on disk. */
-function startRedisServer() {
-  const dir = os.tmpdir()
-  return startServer('redis-server', (port) => [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
-  ])
+/**
+ * The test kit's server launchers (packages/testkit/src/servers.ts): the tests' own, so a bench
+ * runs the same servers with the same settings, ports and clean-up (every child is killed when
+ * this process exits). TypeScript, compiled on the fly by ts-node once; the code measured is
+ * dist/.
+ */
+function testkitServers() {
+  if (testkitServers.loaded === undefined) {
+    require('ts-node').register({
+      transpileOnly: true,
+      project: path.join(__dirname, '..', 'tsconfig.json'),
+    })
+    testkitServers.loaded = require('../packages/testkit/src/servers.ts')
+  }
+  return testkitServers.loaded
 }
 
-/** A private memcached (as root it must be told which user to run as). */
-function startMemcachedServer() {
-  const root = process.getuid?.() === 0 ? ['-u', 'root'] : []
-  return startServer('memcached', (port) => [
-    '-l',
-    '127.0.0.1',
-    '-p',
-    String(port),
-    '-U',
-    '0',
-    '-m',
-    '256',
-    ...root,
-  ])
-}
+/** A private redis-server that keeps nothing on disk (the test kit's startRedis). */
+const startRedisServer = () => testkitServers().startRedis()
+
+/** A private memcached (the test kit's startMemcached). */
+const startMemcachedServer = () => testkitServers().startMemcached()
 
 /** A positive whole number from the environment, or the default; anything else stops the run. */
 function envCount(name, fallback) {
@@ -250,8 +198,7 @@ module.exports = {
   stopChild,
   envCount,
   cpuMicros,
-  freePort,
-  startServer,
+  testkitServers,
   startRedisServer,
   startMemcachedServer,
   machine,

@@ -171,7 +171,7 @@ async function main() {
   })
   for (const c of clients) c.disconnect()
   admin.disconnect()
-  redis.stop()
+  await redis.stop()
 }
 
 main().catch((error) => {

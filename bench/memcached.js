@@ -42,7 +42,7 @@ async function redisSide() {
     store,
     stop: async () => {
       client.disconnect()
-      server.stop()
+      await server.stop()
     },
   }
 }
@@ -92,7 +92,7 @@ async function main() {
     }
   } finally {
     await mcStore.close()
-    memcached.stop()
+    await memcached.stop()
     await redis.stop?.()
   }
   const body = table(

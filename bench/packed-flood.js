@@ -153,7 +153,7 @@ async function main() {
   } finally {
     client.disconnect()
     admin.disconnect()
-    redis.stop()
+    await redis.stop()
   }
 }
 

@@ -5,19 +5,11 @@
 // size. Then every other algorithm (ours only: the peer has fixed-window alone), the atomic
 // mechanisms PostgresStore can use, and table bytes per key at 100k keys.
 // Run: node bench/postgres.js  (after npm run build)
-const path = require('node:path')
 const { Pool } = require('pg')
 const { RateLimiterPostgres } = require('rate-limiter-flexible')
 const { createLimiter, ALGORITHMS } = require('@sluice/core')
 const { PostgresStore } = require('@sluice/postgres')
-const { throughput, table, fmt, writeResult, envCount } = require('./lib')
-
-// The launcher the tests use (TypeScript, compiled on the fly; the stores measured are dist/).
-require('ts-node').register({
-  transpileOnly: true,
-  project: path.join(__dirname, '..', 'tsconfig.json'),
-})
-const { startPostgres } = require('../packages/testkit/src/servers/postgres.ts')
+const { throughput, table, fmt, writeResult, envCount, testkitServers } = require('./lib')
 
 const KEYS = 10_000
 const CONCURRENT_OPS = envCount('BENCH_PG_OPS', 40_000)
@@ -59,7 +51,7 @@ async function tableBytes(pool, name) {
 }
 
 async function main() {
-  const server = await startPostgres({
+  const server = await testkitServers().startPostgres({
     settings: {
       fsync: 'on',
       synchronous_commit: 'on',

@@ -1,7 +1,9 @@
 'use strict'
 // Decisions per second through one Redis from one Node process, sequential and with 1,000 in
-// flight, beside rate-limiter-flexible's RateLimiterRedis in the same run and beside the raw
-// ceiling (redis-benchmark: EVALSHA of a trivial script, same server); Redis bytes per key
+// flight, beside rate-limiter-flexible's RateLimiterRedis in the same run, beside the ceiling of
+// each algorithm's state change (redis-ceiling.js: the same keys and state read and written in
+// Lua with no limiter logic, batched alike, in the same rounds) and beside the raw ceiling
+// (redis-benchmark: EVALSHA of a trivial script, same server); Redis bytes per key
 // (used_memory over a million keys, and over 100,000 10-byte keys, beside the peer; MEMORY USAGE);
 // Redis commands the block cache saves under a flood. Starts its own redis-server on a free
 // port. Run: node bench/redis.js  (after npm run build)
@@ -11,6 +13,7 @@ const { createLimiter } = require('@sluice/core')
 const { RedisStore } = require('@sluice/redis')
 const { RateLimiterRedis } = require('rate-limiter-flexible')
 const { throughput, table, fmt, median, writeResult, startRedisServer, envCount } = require('./lib')
+const { ceilingOf, loadCeilingScripts, stateOf, BATCH } = require('./redis-ceiling')
 
 const SEQUENTIAL_OPS = envCount('BENCH_REDIS_SEQ_OPS', 20_000)
 const IN_FLIGHT_OPS = envCount('BENCH_REDIS_OPS', 200_000)
@@ -25,6 +28,9 @@ const CAS_OPS = envCount('BENCH_REDIS_CAS_OPS', 100_000)
 
 const KEYS = 10_000
 const BIG = 100_000_000 // never limited: every decision takes the admit path and writes
+// A busy shared machine can hold a batch past the default 1 s; a timeout would end the run, not
+// measure it (a deadline costs the same at any timeoutMs: one queue per value).
+const TIMEOUT_MS = 60_000
 
 /** redis-benchmark's EVALSHA of `return 1`: what one Redis does with no work in the script. */
 function rawCeiling(port, sha, clients, pipeline) {
@@ -69,6 +75,7 @@ async function main() {
 
   const sluice = (client, algorithm = 'gcra', limit) =>
     createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client, blockCache: false }),
       algorithm,
       limit: limit ?? (algorithm === 'sliding-log' ? 1_000_000 : BIG),
@@ -90,6 +97,7 @@ async function main() {
   const variants = ['gcra', 'fixed-window', 'sliding-window', 'token-bucket', 'sliding-log'].map(
     (algorithm) => ({
       name: `Sluice RedisStore (${algorithm})`,
+      algorithm,
       seq: sluice(track(plain()), algorithm),
       par: sluice(track(pipelined()), algorithm),
       // 10 an hour for the million keys: one request each is admitted, and every key's state
@@ -111,17 +119,33 @@ async function main() {
     results.push(r)
   }
   const sha = await admin.script('LOAD', 'return 1')
+  // Each algorithm's state as Sluice writes it (one consume of user:0, watched), and a ceiling
+  // client of its own for it: the same kind of client as Sluice's in-flight one.
+  const shas = await loadCeilingScripts(admin)
+  for (const v of variants) {
+    if (v.algorithm === undefined) continue
+    v.state = await stateOf(port, v.par, 'user:0')
+    v.ceiling = ceilingOf(track(pipelined()), shas[v.state.type], v.state)
+    await throughput((n) => v.ceiling(`warm:${n % KEYS}`), 2000, 100)
+  }
   const ceilings = []
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < variants.length; i++) {
-      const par = variants[i].par
+      const { par, ceiling } = variants[i]
       results[i].runs.push(
         await throughput((n) => par.consume(`user:${n % KEYS}`), IN_FLIGHT_OPS, IN_FLIGHT),
+      )
+      if (ceiling === undefined) continue
+      ;(results[i].stateRuns ??= []).push(
+        await throughput((n) => ceiling(`user:${n % KEYS}`), IN_FLIGHT_OPS, IN_FLIGHT),
       )
     }
     ceilings.push(rawCeiling(port, sha, 50, 1))
   }
-  for (const r of results) r.inFlight = median(r.runs)
+  for (const r of results) {
+    r.inFlight = median(r.runs)
+    if (r.stateRuns) r.stateCeiling = median(r.stateRuns)
+  }
   // One hot key, then one million distinct keys on an empty Redis (used_memory before and
   // after, per key), once each, 1,000 in flight.
   const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))[1])
@@ -154,7 +178,13 @@ async function main() {
     new RedisStore({ client: track(pipelined()), blockCache: false, packed: { groups } })
   for (const groups of PACKED_GROUPS) {
     for (const algorithm of [...SMALL_KEY_ALGORITHMS, 'sliding-window']) {
-      const few = createLimiter({ store: packedStore(groups), algorithm, limit: 10, window: '1h' })
+      const few = createLimiter({
+        timeoutMs: TIMEOUT_MS,
+        store: packedStore(groups),
+        algorithm,
+        limit: 10,
+        window: '1h',
+      })
       await admin.flushall()
       const before = await usedMemory()
       await throughput((n) => few.consume(tenBytes(n)), SMALL_KEYS, IN_FLIGHT)
@@ -169,19 +199,28 @@ async function main() {
   // budget).
   const perKey = (algorithm) => sluice(track(pipelined()), algorithm)
   const packedLimiter = (algorithm) =>
-    createLimiter({ store: packedStore(4096), algorithm, limit: BIG, window: '1h' })
+    createLimiter({
+      timeoutMs: TIMEOUT_MS,
+      store: packedStore(4096),
+      algorithm,
+      limit: BIG,
+      window: '1h',
+    })
   const twoLimits = [
     { name: 'meter', algorithm: 'gcra', limit: BIG, window: '1h' },
     { name: 'window', algorithm: 'sliding-window', limit: BIG, window: '1h' },
   ]
   const perKeyTwo = () =>
     createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
       limits: twoLimits,
     })
-  const packedTwo = () => createLimiter({ store: packedStore(4096), limits: twoLimits })
+  const packedTwo = () =>
+    createLimiter({ timeoutMs: TIMEOUT_MS, store: packedStore(4096), limits: twoLimits })
   const wideGcra = () =>
     createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
       algorithm: 'gcra',
       limit: 1e12,
@@ -212,6 +251,9 @@ async function main() {
       r.name,
       fmt(r.sequential),
       fmt(r.inFlight),
+      r.stateCeiling
+        ? `${fmt(r.stateCeiling)} (${Math.round((100 * r.inFlight) / r.stateCeiling)}%)`
+        : '',
       `${Math.round((100 * r.inFlight) / ceiling)}%`,
       `${Math.round((100 * r.inFlight) / ceilingPipelined)}%`,
       `${(r.inFlight / peer.inFlight).toFixed(2)}x`,
@@ -221,6 +263,7 @@ async function main() {
     'raw ceiling: redis-benchmark EVALSHA `return 1`, 50 clients',
     '',
     fmt(ceiling),
+    '',
     '100%',
     '',
     '',
@@ -229,6 +272,7 @@ async function main() {
     `raw ceiling: redis-benchmark EVALSHA, 1 client, -P ${IN_FLIGHT}`,
     '',
     fmt(ceilingPipelined),
+    '',
     '',
     '100%',
     '',
@@ -250,7 +294,12 @@ async function main() {
     ['sliding-log', { limit: 100, window: '1m' }],
   ]) {
     await admin.flushall()
-    const limiter = createLimiter({ store: new RedisStore({ client }), algorithm, ...options })
+    const limiter = createLimiter({
+      timeoutMs: TIMEOUT_MS,
+      store: new RedisStore({ client }),
+      algorithm,
+      ...options,
+    })
     await limiter.consume(ip)
     memory.push([`Sluice ${algorithm}`, await sizeOf('sluice:*')])
   }
@@ -261,6 +310,7 @@ async function main() {
   // The block cache under a flood: 5 keys, 20,000 requests, limit 100 per hour each.
   const flood = async (blockCache) => {
     const limiter = createLimiter({
+      timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client, blockCache }),
       algorithm: 'gcra',
       limit: 100,
@@ -277,13 +327,14 @@ async function main() {
   const withoutCache = await flood(false)
 
   const text = [
-    `Decisions per second (limit never reached, ${KEYS} keys, window 1h; with 1,000 in flight, medians of ${ROUNDS} interleaved rounds, the ceiling measured in every round too):`,
+    `Decisions per second (limit never reached, ${KEYS} keys, window 1h; with 1,000 in flight, medians of ${ROUNDS} interleaved rounds, the ceilings measured in every round too). The state ceiling is the most one Redis core does for the algorithm's state change with no limiter logic: a Lua script that reads and writes the same keys' state as Sluice leaves it (strings: GET, SET PX; sliding-window's hash: HGETALL, HSET, PEXPIRE; sliding-log's sorted set: ZREMRANGEBYSCORE, ZADD, PEXPIRE), batched as RedisStore batches (a turn's consumes in one EVALSHA, at most ${BATCH}), from the same kind of client with as many in flight, run right after Sluice's in each round; in brackets Sluice's share of it:`,
     '',
     table(
       [
         'store',
         'sequential /s',
         `${IN_FLIGHT} in flight /s`,
+        'state ceiling /s (Sluice share)',
         'of ceiling (50 clients)',
         `of ceiling (-P ${IN_FLIGHT})`,
         'vs rate-limiter-flexible',
@@ -352,6 +403,7 @@ async function main() {
       peer: r === peer,
       sequential: r.sequential,
       inFlight: r.inFlight,
+      ...(r.stateCeiling ? { stateCeiling: r.stateCeiling } : {}),
       hot: r.hot,
       million: r.million,
       usedMemoryPerKey: r.usedMemoryPerKey,
@@ -360,6 +412,12 @@ async function main() {
     smallKeys: { keys: SMALL_KEYS, keyBytes: 10, rows: smallKeys },
     layouts: layoutRows,
     ceiling: { clients50: ceiling, pipelined: ceilingPipelined },
+    stateCeiling: {
+      batch: BATCH,
+      states: variants
+        .filter((v) => v.state)
+        .map((v) => ({ algorithm: v.algorithm, type: v.state.type, sample: v.state.sample })),
+    },
     bytesPerKey: memory.map(([name, bytes]) => ({ name, peer: !name.startsWith('Sluice'), bytes })),
     blockCache: {
       on: { calls: withCache.calls, rate: withCache.rate },
@@ -369,7 +427,7 @@ async function main() {
 
   for (const c of clients) c.disconnect()
   admin.disconnect()
-  redis.stop()
+  await redis.stop()
 }
 
 main().catch((error) => {

@@ -134,7 +134,7 @@ async function main() {
       `@fastify/rate-limit ${version} test suite against ${entry.name}: ${passed}/${results.length} passed`,
     )
   } finally {
-    redis.stop()
+    await redis.stop()
     fs.rmSync(path.join(root, COPY_DIR), { recursive: true, force: true })
   }
 }

@@ -100,7 +100,7 @@ async function main() {
     )
     if (args.includes('--list')) for (const title of failed) console.log(`  failed: ${title}`)
   } finally {
-    redis.stop()
+    await redis.stop()
   }
 }
 

@@ -9,8 +9,19 @@ export type {
   SimulatedRequest,
   SimulationResult,
 } from './simulate/simulate'
-export { renderSvg, SVG_COLORS } from './simulate/svg'
+export { renderSvg } from './simulate/svg'
 export type { RenderOptions } from './simulate/svg'
+export {
+  escapeXml,
+  HALO,
+  num,
+  SVG_COLORS,
+  SVG_PALETTE,
+  svgBackground,
+  svgOpen,
+  svgRect,
+  svgText,
+} from './simulate/svg-primitives'
 export { makeTrace, seededRandom, TRACE_NAMES } from './simulate/traces'
 export type { TraceName, TraceOptions } from './simulate/traces'
 export { runSimulateCommand } from './simulate/command'

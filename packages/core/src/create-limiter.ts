@@ -1,98 +1,28 @@
 /**
- * Owns createLimiter: the Limiter interface, and the one decide path over any store (a promise
- * chain, with no async frame), composed from the pieces in limiter/ (settings, observation, the
- * in-process hot path, wait and the key operations).
+ * Owns createLimiter: the one decide path over any store (a promise chain, with no async frame),
+ * composed from the pieces in limiter/ (settings, observation, the in-process hot path, wait and
+ * the key operations). The Limiter contract itself is limiter/types.ts.
  */
-import type { Clock } from './clock'
 import { isPromise } from './promise'
 import type { Decision } from './decision'
 import type { ConsumeOptions, LimiterOptions } from './options'
 import type { Policy } from './policy'
-import type { Store, StoreRequest, StoreResult } from './store/types'
-import { boundedStoreCall, toStoreError } from './store-call/bounded'
-import { checkCost, checkKey } from './limiter/checks'
+import type { StoreRequest, StoreResult } from './store/types'
+import { boundedStoreCall } from './store-call/bounded'
+import { checkCost } from './limiter/checks'
 import { combineOutcomes, shadowDecision } from './limiter/decisions'
 import { createObservation } from './limiter/observe'
 import { createOperations } from './limiter/operations'
 import { resolveLimiterSettings } from './limiter/settings'
+import { storeKeyOf } from './limiter/store-key'
 import { createWait } from './limiter/wait'
 import { inProcessDecide } from './limiter/in-process'
-import { registerRefusedKeys, type RefusedKey } from './metrics/top-refused'
+import type { DirectConsume, Limiter } from './limiter/types'
+import { registerRefusedKeys } from './metrics/top-refused'
 import { topRefusedOf } from './limiter/top-refused'
 import { withConcurrency } from './concurrency/limiter'
-import { prefixedKey } from './store/key-parts'
 
-export { boundedStoreCall, toStoreError }
-export {
-  abortError,
-  abortReason,
-  badArgument,
-  checkCost,
-  checkMs,
-  checkStore,
-  checkStoreErrorMode,
-  describeMode,
-} from './limiter/checks'
-export { combineOutcomes, degradedDecision } from './limiter/decisions'
-
-export interface WaitOptions {
-  /** Units to take. @default 1 */
-  cost?: number
-  /**
-   * The longest the caller will wait: a request whose slot is further away resolves as rejected
-   * (`allowed: false`) at once, taking nothing. @default the longest window of the limiter's policies
-   */
-  maxWaitMs?: number
-  /** Aborting gives the reserved slot back and rejects the wait with the signal's reason. @default undefined */
-  signal?: AbortSignal
-}
-
-export interface RefundOptions {
-  /** Units to give back. @default 1 */
-  cost?: number
-  /** When the refunded request was consumed (ms on the limiter's clock). @default now */
-  at?: number
-}
-
-/** Limits keys against its policies through its store. */
-export interface Limiter {
-  /** Decides one request of `cost` (default 1) and, when admitted, counts it. */
-  consume(key: string, options?: ConsumeOptions): Promise<Decision>
-  /** What a request would see now (`remaining` is what is left), counting nothing. Same as `get`. */
-  peek(key: string): Promise<Decision>
-  /** The key's state without consuming: what a request would see now (`remaining` is what is left). */
-  get(key: string): Promise<Decision>
-  /**
-   * Refuses the key for `ms` whatever its counters say (kept apart from them, so consumes do not
-   * overwrite it); a later block replaces an earlier one; `reset` lifts it.
-   */
-  block(key: string, ms: number): Promise<void>
-  /** Takes `cost` units from every policy whatever the limit says, never beyond full. */
-  penalize(key: string, cost?: number): Promise<void>
-  /** Gives `cost` units back to every policy, from the newest usage, never below empty. */
-  reward(key: string, cost?: number): Promise<void>
-  /**
-   * Reserves the next slot in one store call and resolves with the Decision once the caller may
-   * go (after its `delayMs`). A slot further away than `maxWaitMs` resolves as rejected at once,
-   * taking nothing; an aborted `signal` gives the slot back and rejects. Meter algorithms only
-   * (token-bucket, leaky-bucket, gcra): a limiter with a counter policy throws a ConfigError.
-   */
-  wait(key: string, options?: WaitOptions): Promise<Decision>
-  /** Gives back units an admitted request took (e.g. skipSuccessfulRequests); nothing into a reset window. */
-  refund(key: string, options?: RefundOptions): Promise<void>
-  /** Forgets the key's state under every policy. */
-  reset(key: string): Promise<void>
-  /**
-   * The `n` keys this limiter refused most in the current and the last interval, most first,
-   * as given to `consume` (not hashed). Needs the `topRefused` option (else a ConfigError).
-   * @param n @default 10
-   */
-  topRefused(n?: number): RefusedKey[]
-  /** The nominal policies, in the order given. */
-  readonly policies: readonly Policy[]
-  readonly store: Store
-  readonly clock: Clock
-}
+export type { DirectConsume, Limiter, RefundOptions, WaitOptions } from './limiter/types'
 
 /**
  * Creates a limiter. Every option is checked here, once (limiter/settings.ts): a bad value
@@ -119,10 +49,7 @@ export function buildLimiter(options: LimiterOptions): {
   const observation = createObservation(settings)
   const { answerStoreError, observe, observeStoreError } = observation
 
-  function storeKey(key: string): string {
-    checkKey(key)
-    return prefixedKey(prefix, key)
-  }
+  const storeKey = storeKeyOf(prefix)
 
   /** Not async: a promise chain costs one promise and one async frame fewer per decision. */
   function decide(key: string, cost: number, look: boolean, maxDelayMs = 0): Promise<Decision> {
@@ -205,7 +132,7 @@ export function buildLimiter(options: LimiterOptions): {
     return decide(key, 0, true)
   }
 
-  const wait = createWait(settings, decide, storeKey)
+  const wait = createWait(settings, decide)
   const limiter: Limiter = {
     policies,
     store,
@@ -216,7 +143,7 @@ export function buildLimiter(options: LimiterOptions): {
     },
     get: lookAt,
     peek: lookAt,
-    ...createOperations(settings, storeKey),
+    ...createOperations(settings),
     topRefused: topRefusedOf(settings.refused),
     wait(key, waitOptions) {
       try {
@@ -237,8 +164,5 @@ export function buildLimiter(options: LimiterOptions): {
     return consumeChecked(key, cost)
   }
   if (settings.concurrency === undefined) return { limiter, consumeDirect }
-  return withConcurrency(limiter, { ...settings, gate: settings.concurrency, storeKey })
+  return withConcurrency(limiter, { ...settings, gate: settings.concurrency })
 }
-
-/** What `consume(key, { cost })` decides: at once when the store is in-process, else its promise. */
-export type DirectConsume = (key: string, cost: number) => Decision | Promise<Decision>

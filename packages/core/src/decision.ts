@@ -2,7 +2,7 @@
  * Owns what a limiter answers: Decision, its per-policy view, and Verdict, the allocation-light
  * decision of a single policy.
  */
-import type { SlotLease } from './concurrency/gate'
+import type { SlotLease } from './concurrency/slots'
 import type { Policy, PolicyOutcome } from './policy'
 
 /** One policy's part of a decision, for headers that list every limit (IETF draft-8 and later). */

@@ -33,5 +33,5 @@ export type {
 export type { HttpGauges, WatchSource } from './metrics/watched'
 export type { TopRefusedOptions, RefusedKey, KeyReveal } from './metrics/top-refused'
 export type { ConcurrencyLimit, ConcurrencyPolicy } from './concurrency/policy'
-export type { SlotLease } from './concurrency/gate'
+export type { SlotLease } from './concurrency/slots'
 export type { SlotStore, SlotRequest, SlotReply } from './concurrency/slots'

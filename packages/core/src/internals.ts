@@ -4,7 +4,8 @@
  * applications (the main entry is theirs). Exported by @sluice/core/web, whose build imports no
  * Node built-in (so @sluice/http runs where only web APIs exist), and by @sluice/core/adapter.
  */
-export { buildLimiter, type DirectConsume } from './create-limiter'
+export { buildLimiter } from './create-limiter'
+export type { DirectConsume } from './limiter/types'
 export { combineOutcomes, degradedDecision } from './limiter/decisions'
 export { abortReason, badArgument, checkCost, checkMs, describeMode } from './limiter/checks'
 export { holdFor } from './limiter/wait'
@@ -36,4 +37,4 @@ export type { PolicyDecision } from './decision'
 export type { HttpGauges } from './metrics/watched'
 export type { TopRefusedOptions } from './metrics/top-refused'
 export type { ConcurrencyLimit } from './concurrency/policy'
-export type { SlotLease } from './concurrency/gate'
+export type { SlotLease } from './concurrency/slots'

@@ -3,7 +3,7 @@
  * @sluice/core/web export them all. Nothing here may reach a Node built-in or an optional peer
  * (prom-client): a Workers or Deno project type-checks the web entry without @types/node.
  */
-export type { Limiter, RefundOptions, WaitOptions } from './create-limiter'
+export type { Limiter, RefundOptions, WaitOptions } from './limiter/types'
 export type {
   LimiterOptions,
   LimitOptions,

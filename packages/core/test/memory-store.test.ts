@@ -253,4 +253,21 @@ describe('maxBytes', () => {
     expect(() => new MemoryStore({ maxBytes: 0 })).toThrow(/`maxBytes` must be a positive integer/)
     await store.close()
   })
+
+  test('keys in turn, one an escaped spelling of the other, keep their own state on the hot path', async () => {
+    // 'a\0b' is stored as 'a\0\1b', and 'a\0\1b' as 'a\0\1\1b': the stored key of the last
+    // key is remembered (by the limiter and by the store), and must follow every change of key.
+    const twins = ['a\u0000b', 'a\u0000\u0001b']
+    for (const prefix of ['', 'p']) {
+      const store = new MemoryStore()
+      const limiter = createLimiter({ algorithm: 'gcra', limit: 1, window: '1h', store, prefix })
+      const seen = []
+      for (const key of [...twins, ...twins, 'other', ...twins]) {
+        seen.push((await limiter.consume(key)).allowed)
+      }
+      expect(seen).toEqual([true, true, false, false, true, false, false])
+      expect(store.size()).toBe(3)
+      await store.close()
+    }
+  })
 })

@@ -33,29 +33,50 @@ const secondsOf = (ms: number): number => Math.max(1, Math.ceil(ms / 1000))
  * The record of one decision, placing the block when a request went over the limit: the key is
  * refused for `blockDuration` ms, in the store, where every process sees it, and with a single
  * limit (`forgive`) its count is forgotten, so it starts afresh when the block ends. With several
- * limits nothing is forgotten: tripping a per-second limit must not wipe a day's quota.
+ * limits nothing is forgotten: tripping a per-second limit must not wipe a day's quota. A promise
+ * only when a block is placed (an admitted request, or one refused under a block in force, is
+ * answered without another turn of the event loop).
  */
-export async function recordOf(
+export function recordOf(
   limiter: Limiter,
   ledger: BlockLedger,
   key: string,
   decision: Decision,
   blockDuration: number,
   forgive = true,
-): Promise<ThrottlerStorageRecord> {
+): ThrottlerStorageRecord | Promise<ThrottlerStorageRecord> {
   const timeToExpire = Math.ceil(decision.resetMs / 1000)
   if (decision.allowed) {
     const totalHits = decision.limit - decision.remaining
     return { totalHits, timeToExpire, isBlocked: false, timeToBlockExpire: 0 }
   }
-  const blocked = { totalHits: decision.limit + 1, timeToExpire, isBlocked: true }
   // Refused by a block already in force, or answered without the store ('deny'): no new block.
   if (decision.degraded || ledger.holds(key, decision.at)) {
     const wait = Number.isFinite(decision.retryAfterMs) ? decision.retryAfterMs : blockDuration
-    return { ...blocked, timeToBlockExpire: secondsOf(wait) }
+    return blockedRecord(decision, timeToExpire, secondsOf(wait))
   }
+  return placeBlock(limiter, ledger, key, decision, blockDuration, forgive)
+}
+
+function blockedRecord(
+  decision: Decision,
+  timeToExpire: number,
+  timeToBlockExpire: number,
+): ThrottlerStorageRecord {
+  return { totalHits: decision.limit + 1, timeToExpire, isBlocked: true, timeToBlockExpire }
+}
+
+async function placeBlock(
+  limiter: Limiter,
+  ledger: BlockLedger,
+  key: string,
+  decision: Decision,
+  blockDuration: number,
+  forgive: boolean,
+): Promise<ThrottlerStorageRecord> {
   if (forgive) await limiter.reset(key)
   await limiter.block(key, blockDuration)
   ledger.record(key, decision.at + blockDuration, decision.at)
-  return { ...blocked, timeToBlockExpire: secondsOf(blockDuration) }
+  const timeToExpire = Math.ceil(decision.resetMs / 1000)
+  return blockedRecord(decision, timeToExpire, secondsOf(blockDuration))
 }

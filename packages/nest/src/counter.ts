@@ -4,6 +4,7 @@
  * to, keyed by the guard's key, with the throttler's suffixed headers and its block.
  */
 import type { LimitOptions, Store } from '@sluice/core'
+import { isPromise } from '@sluice/core/adapter'
 import type { HeaderList, HttpLimitOptions, HttpLimiter, Logger, ResponseLike } from '@sluice/http'
 import { createHttpLimiter } from '@sluice/rules'
 import { BlockLedger, recordOf } from './blocks'
@@ -13,15 +14,33 @@ import type { ThrottlerModuleObjectOptions, ThrottlerOptions } from './options'
 import { nestDefaults, type PlatformRequest } from './platform'
 import type { ThrottlerStorageRecord } from './storage'
 
-/** One throttler's request as the pipeline reads it: the platform's request and the guard's key. */
-export interface ThrottledCall {
-  readonly ip: string | undefined
-  readonly headers: Record<string, string | string[] | undefined>
-  readonly url: string | undefined
-  readonly method: string | undefined
-  readonly req: PlatformRequest | undefined
-  readonly key: string
-  readonly cost: number
+/**
+ * One throttler's request as the pipeline reads it: the guard's key and cost, and the platform's
+ * request. The pipeline reads the address, headers, URL and method only when it needs them (a
+ * key it cannot use, proxy checks): Express's `req.ip` runs proxy-addr on every read.
+ */
+export class ThrottledCall {
+  constructor(
+    readonly req: PlatformRequest | undefined,
+    readonly key: string,
+    readonly cost: number,
+  ) {}
+
+  get ip(): string | undefined {
+    return this.req?.ip
+  }
+
+  get headers(): Record<string, string | string[] | undefined> {
+    return this.req?.headers ?? {}
+  }
+
+  get url(): string | undefined {
+    return this.req?.originalUrl ?? this.req?.url
+  }
+
+  get method(): string | undefined {
+    return this.req?.method
+  }
 }
 
 /** What the guard asks for one throttler. */
@@ -63,33 +82,23 @@ export class SluiceCounter {
   async count(request: CountRequest): Promise<Counted> {
     const { throttler, limit, ttl, req } = request
     const pipeline = this.pipelineFor(throttler, limit, ttl)
-    const call: ThrottledCall = {
-      ip: req?.ip,
-      headers: req?.headers ?? {},
-      url: req?.originalUrl ?? req?.url,
-      method: req?.method,
-      req,
-      key: request.key,
-      cost: request.cost,
-    }
-    const verdict = await pipeline.http.decide(call, request.res)
+    const call = new ThrottledCall(req, request.key, request.cost)
+    const verdict = await pipeline.http.decideNow(call, request.res)
     if (verdict.action === 'pass') {
       const record = { totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 }
       return { record, headers: [] }
     }
-    const decision = verdict.decision!
-    const limiter = pipeline.http.limiter!
     // With several limits a block forgives none of them (see recordOf).
     const forgive = throttler.limits === undefined
-    const { ledger } = pipeline
-    const record = await recordOf(
-      limiter,
-      ledger,
+    let record = recordOf(
+      pipeline.http.limiter!,
+      pipeline.ledger,
       verdict.key,
-      decision,
+      verdict.decision!,
       request.blockDuration,
       forgive,
     )
+    if (isPromise(record)) record = await record
     return { record, headers: verdict.action === 'allow' ? verdict.headers : [] }
   }
 

@@ -83,7 +83,11 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
           generateKey: common.generateKey,
           setHeaders: common.setHeaders,
         }
-    this.commonOptions.getTracker ??= this.getTracker.bind(this)
+    // The guard's own getTracker answers without a promise, unless a subclass overrides it.
+    this.commonOptions.getTracker ??=
+      this.getTracker === ThrottlerGuard.prototype.getTracker
+        ? (req) => req.ip
+        : this.getTracker.bind(this)
     this.commonOptions.generateKey ??= this.generateKey.bind(this)
     this.trackers = new Trackers(this.logger)
     this.routes = new RouteThrottlers(this.reflector, this.throttlers, {
@@ -115,15 +119,14 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
       const { throttler, labels } = route
       const skipIf = throttler.skipIf || commonSkipIf
       if (route.skip || skipIf?.(context)) continue
-      const limit = await this.resolveCount(context, route.limit, labels.limit, LIMIT)
-      const ttl = await this.resolveCount(context, route.ttl, labels.ttl, MS)
+      // A fixed value is used without an await (each costs a turn of the microtask queue).
+      let limit = this.resolveCount(context, route.limit, labels.limit, LIMIT)
+      if (typeof limit !== 'number') limit = await limit
+      let ttl = this.resolveCount(context, route.ttl, labels.ttl, MS)
+      if (typeof ttl !== 'number') ttl = await ttl
       warnIfSeconds(ttl, limit, labels.ttl, this.logger)
-      const blockDuration = await this.resolveCount(
-        context,
-        route.blockDuration || ttl,
-        labels.block,
-        MS,
-      )
+      let blockDuration = this.resolveCount(context, route.blockDuration || ttl, labels.block, MS)
+      if (typeof blockDuration !== 'number') blockDuration = await blockDuration
       const request = {
         context,
         limit,
@@ -156,7 +159,8 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
       }
     }
     const name = throttler.name ?? DEFAULT_THROTTLER
-    const tracker = await this.trackers.of(getTracker, req, context, name)
+    let tracker = this.trackers.of(getTracker, req, context, name)
+    if (typeof tracker !== 'string') tracker = await tracker
     const key = this.trackers.keyOf(generateKey, context, tracker, name, req)
     const setHeaders = throttler.setHeaders ?? this.commonOptions.setHeaders ?? true
     const counted = await this.count(requestProps, name, key, req, res)
@@ -173,46 +177,45 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
   }
 
   /** The request's count: in Sluice's pipeline, or through the module's own storage. */
-  private async count(
+  private count(
     props: ThrottlerRequest,
     name: string,
     key: string,
     req: PlatformRequest | undefined,
     res: PlatformRequest | undefined,
   ): Promise<Counted> {
+    const counter = this.counter
+    if (counter === undefined) return this.countInStorage(props, name, key)
     const { context, limit, ttl, throttler, blockDuration } = props
-    if (this.counter !== undefined) {
-      const cost =
-        throttler.cost === undefined
-          ? 1
-          : await this.resolveCount(
-              context,
-              throttler.cost,
-              `cost of throttler "${name}"`,
-              'a positive whole number',
-            )
-      return this.counter.count({
-        throttler: throttler.name === name ? (throttler as NamedThrottler) : { ...throttler, name },
-        limit,
-        ttl,
-        blockDuration,
-        key,
-        cost,
-        req,
-        res: rawResponse(res),
-      })
+    const request = {
+      throttler: throttler.name === name ? (throttler as NamedThrottler) : { ...throttler, name },
+      limit,
+      ttl,
+      blockDuration,
+      key,
+      cost: 1,
+      req,
+      res: rawResponse(res),
     }
+    if (throttler.cost === undefined) return counter.count(request)
+    const option = `cost of throttler "${name}"`
+    const cost = this.resolveCount(context, throttler.cost, option, 'a positive whole number')
+    if (typeof cost === 'number') return counter.count({ ...request, cost })
+    return cost.then((units) => counter.count({ ...request, cost: units }))
+  }
+
+  /** The count through a user's own ThrottlerStorage, as @nestjs/throttler's guard counts. */
+  private async countInStorage(props: ThrottlerRequest, name: string, key: string) {
+    const { limit, ttl, blockDuration } = props
     const record = await this.storageService.increment(key, ttl, limit, blockDuration, name)
     const suffix = suffixOf(name)
     const remaining = Math.max(0, limit - record.totalHits)
-    return {
-      record,
-      headers: [
-        [`${this.headerPrefix}-Limit${suffix}`, String(limit)],
-        [`${this.headerPrefix}-Remaining${suffix}`, String(remaining)],
-        [`${this.headerPrefix}-Reset${suffix}`, String(record.timeToExpire)],
-      ],
-    }
+    const headers: Counted['headers'] = [
+      [`${this.headerPrefix}-Limit${suffix}`, String(limit)],
+      [`${this.headerPrefix}-Remaining${suffix}`, String(remaining)],
+      [`${this.headerPrefix}-Reset${suffix}`, String(record.timeToExpire)],
+    ]
+    return { record, headers }
   }
 
   /** Who is counted: the client IP. */
@@ -256,14 +259,14 @@ export class ThrottlerGuard implements CanActivate, OnModuleInit {
   }
 
   /** A limit, ttl, block or cost: the value, or what its function returns, checked. */
-  private async resolveCount(
+  private resolveCount(
     context: ExecutionContext,
     value: Resolvable<number>,
     option: string,
     what: string,
-  ): Promise<number> {
-    const resolved = typeof value === 'function' ? await value(context) : value
-    return checkCount(resolved, option, what)
+  ): number | Promise<number> {
+    if (typeof value !== 'function') return checkCount(value, option, what)
+    return Promise.resolve(value(context)).then((resolved) => checkCount(resolved, option, what))
   }
 
   /** A route's first request checks its `@Throttle()` names (controllers were checked at start-up). */

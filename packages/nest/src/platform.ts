@@ -67,7 +67,8 @@ const NO_RESPONSE: ResponseLike = {
 /** Node's response under the platform's: Express's `res` is one, Fastify's reply holds it as `raw`. */
 export function rawResponse(res: PlatformRequest | undefined): ResponseLike {
   const raw = res?.raw ?? res
-  return typeof raw?.once === 'function' && 'writableFinished' in raw
+  // Reading the getter costs less than `in` up Express's prototype chain, on every request.
+  return typeof raw?.once === 'function' && typeof raw.writableFinished === 'boolean'
     ? (raw as ResponseLike)
     : NO_RESPONSE
 }

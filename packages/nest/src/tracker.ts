@@ -4,6 +4,7 @@
  * request is tracked (or keyed) by its client IP instead, and the first time is logged.
  */
 import type { ExecutionContext } from '@nestjs/common'
+import { isPromise } from '@sluice/core/adapter'
 import { ipKey, type Logger } from '@sluice/http'
 import { peerOf, type PlatformRequest } from './platform'
 import type { ThrottlerGenerateKeyFunction, ThrottlerGetTrackerFunction } from './options'
@@ -24,18 +25,27 @@ export class Trackers {
     this.byIp = ipKey({ logger })
   }
 
-  async of(
+  /** The tracker `getTracker` gives, checked; a promise only when `getTracker` returns one. */
+  of(
     getTracker: ThrottlerGetTrackerFunction,
     req: PlatformRequest | undefined,
     context: ExecutionContext,
     throttler: string,
-  ): Promise<string> {
+  ): string | Promise<string> {
+    const threw = (error: unknown) => this.fallback(req, throttler, `threw ${String(error)}`)
     let tracker: unknown
     try {
-      tracker = await getTracker(req ?? {}, context)
+      tracker = getTracker(req ?? {}, context)
     } catch (error) {
-      return this.fallback(req, throttler, `threw ${String(error)}`)
+      return threw(error)
     }
+    if (isPromise(tracker)) {
+      return tracker.then((resolved) => this.checked(resolved, req, throttler), threw)
+    }
+    return this.checked(tracker, req, throttler)
+  }
+
+  private checked(tracker: unknown, req: PlatformRequest | undefined, throttler: string): string {
     if (typeof tracker === 'string' && tracker !== '') return tracker
     return this.fallback(req, throttler, `returned ${describe(tracker)}`)
   }

@@ -1,20 +1,16 @@
 /**
  * What Sluice adds under @nestjs/throttler's shapes (several limits, cost, a shared store,
- * onStoreError, shadow mode), a user's own ThrottlerStorage used as it is, and the GraphQL and
- * WebSocket recipes (guards that override getRequestResponse or handleRequest).
+ * onStoreError, shadow mode), and a user's own ThrottlerStorage used as it is (the GraphQL and
+ * WebSocket recipes run in graphql.test.ts and websockets.test.ts).
  */
-import { Controller, Get, Injectable, type ExecutionContext } from '@nestjs/common'
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host'
+import { Controller, Get, type ExecutionContext } from '@nestjs/common'
 import { MemoryStore, type DecisionEvent } from '@sluice/core'
 import { FailingStore } from '@sluice/testkit'
 import {
   minutes,
   seconds,
-  ThrottlerGuard,
   ThrottlerModule,
   ThrottlerStorage,
-  ThrottlerStorageService,
-  type ThrottlerRequest,
   type ThrottlerStorageRecord,
 } from '@sluice/nest'
 import { createHash } from 'node:crypto'
@@ -166,88 +162,5 @@ describe.each(PLATFORMS)('Nest + %s: Sluice under the throttler', (platform) => 
       [key, 5000, 1, 9000, 'burst'],
       [key, 5000, 1, 9000, 'burst'],
     ])
-  })
-})
-
-describe('GraphQL and WebSocket recipes', () => {
-  /** The guard of a GraphQL app: its request and response are in the resolver's context (args[2]). */
-  @Injectable()
-  class GqlThrottlerGuard extends ThrottlerGuard {
-    protected override getRequestResponse(context: ExecutionContext) {
-      const ctx = context.getArgByIndex<{
-        req: Record<string, unknown>
-        res: Record<string, unknown>
-      }>(2)
-      return { req: ctx.req, res: ctx.res }
-    }
-  }
-
-  /** The guard of a gateway: tracked by the socket's address, counted through the storage. */
-  @Injectable()
-  class WsThrottlerGuard extends ThrottlerGuard {
-    protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
-      const { context, limit, ttl, throttler, blockDuration, generateKey } = props
-      const client = context.switchToWs().getClient<{ address: string }>()
-      const key = generateKey(context, client.address, throttler.name ?? 'default')
-      const record = await this.storageService.increment(key, ttl, limit, blockDuration, 'default')
-      if (record.isBlocked) {
-        await this.throwThrottlingException(context, {
-          limit,
-          ttl,
-          key,
-          tracker: client.address,
-          ...record,
-        })
-      }
-      return true
-    }
-  }
-
-  class Resolver {
-    query() {}
-  }
-
-  async function guardOf<G extends ThrottlerGuard>(type: new (...args: never[]) => G): Promise<G> {
-    const { Test } = await import('@nestjs/testing')
-    const moduleRef = await Test.createTestingModule({
-      imports: [ThrottlerModule.forRoot([{ limit: 1, ttl: seconds(60) }])],
-      providers: [type],
-    }).compile()
-    const guard = moduleRef.get(type)
-    await guard.onModuleInit()
-    return guard
-  }
-
-  function contextOf(type: 'graphql' | 'ws', args: unknown[]) {
-    const context = new ExecutionContextHost(args, Resolver, Resolver.prototype.query)
-    context.setType(type)
-    return context
-  }
-
-  test('GraphQL: getRequestResponse from the resolver context; headers on its response', async () => {
-    const guard = await guardOf(GqlThrottlerGuard)
-    const headers: Record<string, unknown> = {}
-    const ctx = {
-      req: { ip: '10.0.0.1', headers: {} },
-      res: { header: (n: string, v: unknown) => (headers[n] = v) },
-    }
-    const context = contextOf('graphql', [{}, {}, ctx, {}])
-    await expect(guard.canActivate(context)).resolves.toBe(true)
-    expect(headers).toEqual({
-      'X-RateLimit-Limit': 1,
-      'X-RateLimit-Remaining': 0,
-      'X-RateLimit-Reset': 60,
-    })
-    await expect(guard.canActivate(context)).rejects.toMatchObject({ status: 429 })
-    const other = { ...ctx, req: { ip: '10.0.0.2', headers: {} } }
-    await expect(guard.canActivate(contextOf('graphql', [{}, {}, other, {}]))).resolves.toBe(true)
-  })
-
-  test('WebSockets: handleRequest through storageService.increment (Sluice-backed by default)', async () => {
-    const guard = await guardOf(WsThrottlerGuard)
-    const context = contextOf('ws', [{ address: '10.0.0.1' }, {}])
-    await expect(guard.canActivate(context)).resolves.toBe(true)
-    await expect(guard.canActivate(context)).rejects.toMatchObject({ status: 429 })
-    expect(guard['storageService']).toBeInstanceOf(ThrottlerStorageService)
   })
 })

@@ -13,6 +13,7 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerOptionsFactory,
 } from '@sluice/nest'
+import { APP_GUARD } from '@nestjs/core'
 import { appGuard, boot, manualClock, PLATFORMS } from './helpers'
 
 @Controller()
@@ -233,6 +234,28 @@ describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platf
     const free = await agent.get('/open').expect(200)
     await agent.get('/open').expect(200)
     expect(free.headers['x-ratelimit-limit']).toBeUndefined()
+  })
+
+  test('a subclass overriding getTracker (docs: signed-in users by id, others by IP)', async () => {
+    @Injectable()
+    class UserThrottlerGuard extends ThrottlerGuard {
+      protected override async getTracker(req: {
+        ip: string
+        headers: Record<string, string | undefined>
+      }): Promise<string> {
+        return req.headers['x-user'] ?? req.ip
+      }
+    }
+    const { agent } = await boot(platform, {
+      imports: [ThrottlerModule.forRoot([{ limit: 1, ttl: seconds(60) }])],
+      controllers: [RootController],
+      providers: [{ provide: APP_GUARD, useClass: UserThrottlerGuard }],
+    })
+    await agent.get('/').set('x-user', 'ada').expect(200)
+    await agent.get('/').set('x-user', 'ada').expect(429)
+    await agent.get('/').set('x-user', 'grace').expect(200)
+    await agent.get('/').expect(200) // by IP: a bucket of its own
+    await agent.get('/').expect(429)
   })
 
   test('common options: errorMessage, getTracker, generateKey, skipIf, ignoreUserAgents, setHeaders', async () => {

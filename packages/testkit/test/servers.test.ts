@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import Redis, { Cluster } from 'ioredis'
 import { Client } from 'memjs'
 import {
@@ -58,11 +59,17 @@ describe('startRedis', () => {
     expect(await before.get('greeting')).toBe('hello')
 
     const port = server.port
+    const pid = server.pid()
+    // The process's own: /proc says it listens as redis-server.
+    expect(readFileSync(`/proc/${pid}/comm`, 'utf8').trim()).toBe('redis-server')
     await server.kill()
     await expect(before.get('greeting')).rejects.toThrow()
+    expect(server.pid()).toBeUndefined()
 
     await server.restart()
     expect(server.port).toBe(port)
+    expect(server.pid()).not.toBe(pid)
+    expect(readFileSync(`/proc/${server.pid()}/comm`, 'utf8').trim()).toBe('redis-server')
     const after = redisClient(server)
     expect(await after.get('greeting')).toBeNull() // nothing is persisted
     await after.set('greeting', 'again')

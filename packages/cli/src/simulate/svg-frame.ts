@@ -1,15 +1,10 @@
 // The reading aids of a simulation picture (svg.ts): the legend, the time axis and the count
 // axis with its labelled limit line, so a picture reads without the text around it.
 import { formatDuration } from '@sluice/core'
+import { HALO, num, SVG_COLORS, SVG_PALETTE, svgText } from './svg-primitives'
 
-/** The outcome colours (ColorBrewer Dark2, told apart with the common colour blindnesses). */
-export const SVG_COLORS = { admitted: '#1b9e77', rejected: '#d95f02' } as const
 /** The thin line from a held request's arrival to its departure. */
-export const HELD_COLOR = '#999'
-
-/** A coordinate to a tenth of a pixel: finer cannot be seen, and it keeps the file small. */
-export const num = (n: number): string => String(Math.round(n * 10) / 10)
-const HALO = 'stroke="#fff" stroke-width="3" paint-order="stroke"'
+export const HELD_COLOR = SVG_PALETTE.grey
 
 /**
  * One line of keys under the title, right-aligned at `right`: a tick per outcome, the slanted
@@ -37,7 +32,7 @@ export function legend(right: number, y: number, held: boolean): string {
   let at = right
   for (const e of entries.reverse()) {
     at -= e.label.length * 6
-    parts.push(`<text x="${num(at)}" y="${y}">${e.label}</text>`, e.mark(at - 8))
+    parts.push(svgText(at, y, e.label), e.mark(at - 8))
     at -= 28
   }
   return `<g class="legend">${parts.join('')}</g>`
@@ -69,12 +64,10 @@ export function timeAxis(
     const seconds = Math.round(t - t0) / 1000
     parts.push(
       `<path d="M${num(x(t))} ${bottom}v3" stroke="#333"/>`,
-      `<text x="${num(x(t))}" y="${bottom + 13}" text-anchor="middle">${seconds}</text>`,
+      svgText(x(t), bottom + 13, seconds, 'text-anchor="middle"'),
     )
   }
-  parts.push(
-    `<text x="${num((left + right) / 2)}" y="${bottom + 25}" text-anchor="middle">time (s)</text>`,
-  )
+  parts.push(svgText((left + right) / 2, bottom + 25, 'time (s)', 'text-anchor="middle"'))
   return `<g class="time-axis">${parts.join('')}</g>`
 }
 
@@ -86,16 +79,15 @@ export function countAxis(
   opts: ChartFrame & { limit: number; yMax: number; y: (c: number) => number; top: number },
 ): string {
   const { windowMs, limit, yMax, y, top, left, right } = opts
-  const label = (c: number): string =>
-    `<text x="${left - 4}" y="${num(y(c) + 3)}" text-anchor="end">${c}</text>`
+  const label = (c: number): string => svgText(left - 4, y(c) + 3, c, 'text-anchor="end"')
   return [
     `<g class="count-axis">`,
-    `<text x="${left}" y="${top - 8}">requests passed on in the last ${formatDuration(windowMs)}</text>`,
+    svgText(left, top - 8, `requests passed on in the last ${formatDuration(windowMs)}`),
     `<path d="M${left} ${num(y(yMax))}V${num(y(0))}" stroke="#333"/>`,
     label(0),
     label(yMax),
     `</g>`,
     `<line class="limit" x1="${left}" y1="${num(y(limit))}" x2="${right}" y2="${num(y(limit))}" stroke="#333" stroke-dasharray="4 3"/>`,
-    `<text x="${right}" y="${num(y(limit) - 3)}" text-anchor="end" ${HALO}>limit ${limit}</text>`,
+    svgText(right, y(limit) - 3, `limit ${limit}`, `text-anchor="end" ${HALO}`),
   ].join('\n')
 }

@@ -4,9 +4,8 @@
 import { formatDuration } from '@sluice/core'
 import { invalidOption, checkKnownOptions, checkPositiveInteger } from '@sluice/core/adapter'
 import type { SimulatedRequest, SimulationResult } from './simulate'
-import { countAxis, HELD_COLOR, legend, num, SVG_COLORS, timeAxis } from './svg-frame'
-
-export { SVG_COLORS }
+import { countAxis, HELD_COLOR, legend, timeAxis } from './svg-frame'
+import { num, SVG_COLORS, svgBackground, svgOpen, svgText } from './svg-primitives'
 
 /** Widest and tallest picture drawn: the drawing's size grows with its width. */
 export const MAX_PICTURE_PX = 10_000
@@ -33,10 +32,6 @@ const LEFT = 64
 const RIGHT = 12
 const ROW = 12
 const ROW_GAP = 4
-
-function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-}
 
 /** A whole pixel column: ticks and count steps closer than a pixel cannot be told apart. */
 const px = (n: number): string => String(Math.round(n))
@@ -104,10 +99,9 @@ export function renderSvg(result: SimulationResult, options: RenderOptions = {})
 
   const parts: string[] = []
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}" font-family="sans-serif" font-size="10">`,
-    `<title>${escapeXml(title)}</title>`,
-    `<rect width="${width}" height="${height}" fill="#fff"/>`,
-    `<text x="4" y="14" font-size="12" font-weight="bold">${escapeXml(title)}</text>`,
+    svgOpen(width, height, title),
+    svgBackground(width, height),
+    svgText(4, 14, title, 'font-size="12" font-weight="bold"'),
     legend(width - RIGHT, 31, shaped),
   )
 
@@ -119,7 +113,7 @@ export function renderSvg(result: SimulationResult, options: RenderOptions = {})
   }
 
   const rowLabel = (row: number, label: string): string =>
-    `<text x="${LEFT - 4}" y="${rowTop[row] + ROW - 2}" text-anchor="end">${label}</text>`
+    svgText(LEFT - 4, rowTop[row] + ROW - 2, label, 'text-anchor="end"')
   const admitted = requests.filter((r) => r.allowed)
   const rejected = requests.filter((r) => !r.allowed)
   parts.push(

@@ -8,15 +8,7 @@ import type { Clock } from '../clock'
 import { boundedStoreCall, type StoreGuard } from '../store-call/bounded'
 import type { StoreLogger } from '../store-call/health'
 import type { ConcurrencyPolicy } from './policy'
-import type { SlotReply, SlotRequest, SlotStore } from './slots'
-
-/** A slot an admitted request holds. */
-export interface SlotLease {
-  /** Gives the slot back: the first call releases it; later calls do nothing (and are counted). */
-  release(): Promise<void>
-  /** True once `release` was called. */
-  readonly released: boolean
-}
+import type { SlotLease, SlotReply, SlotRequest, SlotStore } from './slots'
 
 /** What acquiring a slot answered. */
 export interface SlotAttempt {

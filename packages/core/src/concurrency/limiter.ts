@@ -3,17 +3,19 @@
  * nothing: a request the rate policies refuse gives its slot back at once), and the Decision
  * that lists both, with the slot's lease to release when the request ends.
  */
-import type { DirectConsume, Limiter } from '../create-limiter'
+import type { DirectConsume, Limiter } from '../limiter/types'
 import type { Decision, PolicyDecision } from '../decision'
 import { ConfigError } from '../errors'
 import { checkCost } from '../limiter/checks'
 import { degradedDecision } from '../limiter/decisions'
+import { storeKeyOf } from '../limiter/store-key'
 import { registerRefusedKeys, type RefusedKeys } from '../metrics/top-refused'
 import type { ConsumeOptions, StoreErrorMode } from '../options'
 import type { Policy } from '../policy'
 import type { DecisionReporter } from '../events'
 import { toStoreError, type StoreGuard } from '../store-call/bounded'
-import type { ConcurrencyGate, SlotAttempt, SlotLease } from './gate'
+import type { ConcurrencyGate, SlotAttempt } from './gate'
+import type { SlotLease } from './slots'
 
 /** What a refusal for want of a slot tells the client to wait: a slot's end is not known ahead. */
 export const SLOT_RETRY_MS = 1000
@@ -30,7 +32,8 @@ export interface ConcurrencyContext {
   readonly gate: ConcurrencyGate
   /** The rate policies (none for a concurrency-only limiter). */
   readonly policies: readonly Policy[]
-  readonly storeKey: (key: string) => string
+  /** The limiter's key prefix: a slot is held under the key its rate state has. */
+  readonly prefix: string
   readonly onStoreError: StoreErrorMode
   readonly guard: StoreGuard | undefined
   readonly clock: () => number
@@ -88,6 +91,7 @@ export function withConcurrency(
   c: ConcurrencyContext,
 ): { limiter: Limiter; consumeDirect: DirectConsume } {
   const { gate } = c
+  const storeKey = storeKeyOf(c.prefix)
   const rated = c.policies.length > 0
   const rateConsume = limiter.consume
 
@@ -117,7 +121,7 @@ export function withConcurrency(
 
   async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
     const cost = options?.cost === undefined ? 1 : checkCost(options.cost)
-    const slotKey = c.storeKey(key)
+    const slotKey = storeKey(key)
     let attempt: SlotAttempt
     try {
       attempt = await gate.acquire(slotKey)

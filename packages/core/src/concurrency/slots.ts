@@ -1,7 +1,16 @@
 /**
- * Owns the slot contract a store offers for concurrency limits (`store.slots`), and the
- * in-process slots of MemoryStore: per key, the holders and when each lease ends.
+ * Owns the slot contract a store offers for concurrency limits (`store.slots`), the lease a
+ * limiter hands out for a slot, and the in-process slots of MemoryStore: per key, the holders
+ * and when each lease ends.
  */
+
+/** A slot an admitted request holds. */
+export interface SlotLease {
+  /** Gives the slot back: the first call releases it; later calls do nothing (and are counted). */
+  release(): Promise<void>
+  /** True once `release` was called. */
+  readonly released: boolean
+}
 
 /** One holder's call about one key's slots. `now` is the limiter's clock (ms). */
 export interface SlotRequest {

@@ -5,7 +5,7 @@
  * own, small enough for V8 to inline the store into.
  */
 import type { Decision } from '../decision'
-import type { DirectConsume } from '../create-limiter'
+import type { DirectConsume } from './types'
 import type { Policy } from '../policy'
 import { prefixedKey } from '../store/key-parts'
 import type { Store } from '../store/types'
@@ -45,18 +45,19 @@ export function inProcessDecide(
    */
   const plain = oneNowStore !== undefined && policies.length === 1 && !observed && settings.hard
   const onlyPolicy = policies[0]
+  /** The last client key decidePlain saw, and its store key: a hot key repeats. */
+  let lastKey = ''
+  let lastStoreKey = prefixedKey(prefix, '')
 
   function decidePlain(key: string, cost: number): Decision | Promise<Decision> {
     if (typeof key !== 'string') return decide(key, cost, false) // reports the bad key
+    if (key !== lastKey) {
+      lastKey = key
+      lastStoreKey = prefixedKey(prefix, key)
+    }
     try {
       const now = clock()
-      return (oneNowStore as OneNowStore).consumeOneNow(
-        prefixedKey(prefix, key),
-        onlyPolicy,
-        cost,
-        now,
-        0,
-      )
+      return (oneNowStore as OneNowStore).consumeOneNow(lastStoreKey, onlyPolicy, cost, now, 0)
     } catch (error) {
       return answerStoreError(error, key, cost)
     }

@@ -6,17 +6,16 @@ import { SluiceError } from '../errors'
 import type { Store } from '../store/types'
 import { boundedStoreCall } from '../store-call/bounded'
 import { storeName } from '../store-call/store-name'
-import type { Limiter } from '../create-limiter'
+import type { Limiter } from './types'
 import { checkCost, checkMs } from './checks'
 import type { LimiterSettings } from './settings'
+import { storeKeyOf } from './store-key'
 
 export type Operations = Pick<Limiter, 'block' | 'penalize' | 'reward' | 'refund' | 'reset'>
 
-export function createOperations(
-  s: LimiterSettings,
-  storeKey: (key: string) => string,
-): Operations {
+export function createOperations(s: LimiterSettings): Operations {
   const { store, guard, clock, pickPolicies, policies } = s
+  const storeKey = storeKeyOf(s.prefix)
 
   function bounded<T>(call: () => Promise<T>): Promise<T> {
     return boundedStoreCall(call, guard)

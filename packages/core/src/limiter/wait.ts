@@ -6,9 +6,10 @@ import { ConfigError } from '../errors'
 import type { Decision } from '../decision'
 import { METER_ALGORITHMS } from '../policy'
 import { boundedStoreCall } from '../store-call/bounded'
-import type { WaitOptions } from '../create-limiter'
+import type { WaitOptions } from './types'
 import { abortReason, badArgument, checkCost, checkKey, checkMs } from './checks'
 import type { LimiterSettings } from './settings'
+import { storeKeyOf } from './store-key'
 
 /** The limiter's decide: a consume of `cost` that may be held up to `maxDelayMs`. */
 /**
@@ -40,9 +41,9 @@ type Decide = (key: string, cost: number, look: boolean, maxDelayMs?: number) =>
 export function createWait(
   s: LimiterSettings,
   decide: Decide,
-  storeKey: (key: string) => string,
 ): (key: string, waitOptions: WaitOptions | undefined) => Promise<Decision> {
   const { policies, store, guard, clock, pickPolicies, shadow } = s
+  const storeKey = storeKeyOf(s.prefix)
   const counterPolicy = policies.find((policy) => !METER_ALGORITHMS.has(policy.algorithm))
   const longestWindow = policies.reduce((ms, policy) => Math.max(ms, policy.windowMs), 0)
 

@@ -1,11 +1,10 @@
 /**
  * Owns the names stores go by in log lines and errors. Not the class's `name`: a bundler may
  * rename classes (core's CommonJS build made the local tier `_class3` and MemoryStore
- * `_class5`), so stores, or their classes, are given their name here.
+ * `_class5`), so stores, or their classes, are given their name here (each store's module names
+ * its class, so this one imports no store).
  */
-import { MemoryStore } from '../store/memory-store'
-
-const names = new WeakMap<object, string>([[MemoryStore, 'MemoryStore']])
+const names = new WeakMap<object, string>()
 
 /** Names a store, or every store of a class, in log lines and errors. */
 export function nameStore(storeOrClass: object, name: string): void {

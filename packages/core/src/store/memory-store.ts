@@ -12,6 +12,7 @@ import { ByteBudget, NONE, PolicyTable } from './policy-table'
 import { escapeKeyPart, joinKeyParts } from './key-parts'
 import type { Store, StoreBlock, StoreRefund, StoreRequest, StoreResult } from './types'
 import { unrefTimer } from '../timers'
+import { nameStore } from '../store-call/store-name'
 
 export interface MemoryStoreOptions {
   /**
@@ -74,6 +75,9 @@ export class MemoryStore implements Store {
   private empty = new Float64Array(64)
   /** Blocked keys: key -> until (ms). Kept apart from the counters; expired entries go lazily. */
   private readonly blocks = new Map<string, number>()
+  /** The last key idOf escaped, and its identity. */
+  private lastKey = ''
+  private lastId = ''
   /** What consumeNow returns for one policy, refilled on every call. */
   private readonly single = new Array<PolicyOutcome>(1)
 
@@ -135,7 +139,7 @@ export class MemoryStore implements Store {
     if (this.blocks.size > 0 && this.isBlocked(key, now)) return this.blockedOne(key, policy, now)
     const table = policy === this.lastPolicy ? (this.lastTable as PolicyTable) : this.table(policy)
     const out = new Verdict(policy, now)
-    const id = escapeKeyPart(key)
+    const id = this.idOf(key)
     const row = table.find(id)
     if (row === NONE) return this.consumeNewKey(table, id, policy, cost, now, maxDelayMs, out)
     const algorithm = table.algorithm
@@ -147,6 +151,18 @@ export class MemoryStore implements Store {
       decideThenApply(algorithm, vector, base, now, policy, cost, out, maxDelayMs)
     }
     return out
+  }
+
+  /**
+   * The state identity of a key decided alone (stateKey without rule keys), remembered for the
+   * last key: a hot key repeats, and escaping scans the key (a call out of the compiled code).
+   */
+  private idOf(key: string): string {
+    if (key !== this.lastKey) {
+      this.lastKey = key
+      this.lastId = escapeKeyPart(key)
+    }
+    return this.lastId
   }
 
   /** consumeOneNow for a key the table does not hold: decided from the empty state, stored if admitted. */
@@ -314,3 +330,5 @@ export class MemoryStore implements Store {
     }
   }
 }
+
+nameStore(MemoryStore, 'MemoryStore')

@@ -85,6 +85,11 @@ export class ManagedServer {
     return this.terminate('SIGKILL')
   }
 
+  /** The running process's id (a restart gives a new one); undefined when it is not running. */
+  pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined
+  }
+
   pause(): void {
     if (this.running) this.signal('SIGSTOP')
   }
@@ -229,8 +234,9 @@ export async function startManaged(spec: ServerSpec): Promise<ManagedServer> {
 
 export function lifecycle(
   server: ManagedServer,
-): Pick<RedisServer, 'stop' | 'kill' | 'restart' | 'pause' | 'resume'> {
+): Pick<RedisServer, 'stop' | 'kill' | 'restart' | 'pause' | 'resume' | 'pid'> {
   return {
+    pid: () => server.pid(),
     stop: () => server.stop(),
     kill: () => server.kill(),
     restart: () => server.restart(),

@@ -20,6 +20,8 @@ export interface RedisServer extends HostPort {
   pause(): void
   /** SIGCONT: a paused process runs again and works through what queued meanwhile. */
   resume(): void
+  /** The server process's id while it runs (a restart gives a new one): for /proc readings. */
+  pid(): number | undefined
 }
 
 export interface StartRedisOptions {
@@ -56,6 +58,8 @@ export interface MemcachedServer extends HostPort {
   restart(): Promise<void>
   pause(): void
   resume(): void
+  /** The server process's id while it runs (a restart gives a new one): for /proc readings. */
+  pid(): number | undefined
 }
 
 export const HOST = '127.0.0.1'
@@ -84,6 +88,8 @@ export interface PostgresServer extends HostPort {
   restart(): Promise<void>
   pause(): void
   resume(): void
+  /** The server process's id while it runs (a restart gives a new one): for /proc readings. */
+  pid(): number | undefined
 }
 
 export interface StartPostgresOptions {
