@@ -13,6 +13,16 @@ export {
 } from './options'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'
+export {
+  REGISTRY,
+  ROWS,
+  namesIn,
+  listNames,
+  type AlgorithmRow,
+  type AlgorithmFamily,
+  type StateShape,
+  type ReplyShape,
+} from './algorithms/registry'
 export { boundKey, MAX_KEY_BYTES } from './http/keys'
 export {
   createHeaderWriter,

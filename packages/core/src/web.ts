@@ -32,6 +32,16 @@ export type * from './public-types'
 // What stores that run where only web APIs exist build on (@sluice/cloudflare, and @sluice/redis,
 // which imports only this entry so that it loads on Vercel's edge runtime with @upstash/redis).
 export { algorithms, algorithmOf } from './algorithms'
+export {
+  REGISTRY,
+  ROWS,
+  namesIn,
+  listNames,
+  type AlgorithmRow,
+  type AlgorithmFamily,
+  type StateShape,
+  type ReplyShape,
+} from './algorithms/registry'
 export { BlockCache } from './store/block-cache'
 export { ALGORITHM_CODES, policyCode, checkKnownOptions } from './options'
 export { isWide } from './policy'

@@ -2,8 +2,14 @@
  * Owns what RedisStore sends for a set of policies: which script (flat, per-policy, generic),
  * its policy arguments and state keys, worked out once per policies array.
  */
-import { isWide, policyCode, type AlgorithmName, type Policy } from '@sluice/core/web'
-import type { FlatKind } from './flat-outcome'
+import {
+  isWide,
+  policyCode,
+  ROWS,
+  type AlgorithmName,
+  type Policy,
+  type ReplyShape,
+} from '@sluice/core/web'
 import { escapePart, policyKeyId } from './keys'
 import {
   flatLua,
@@ -72,9 +78,9 @@ export interface Plan {
   readonly signature: string
   readonly hasLog: boolean
   /** Set when the script is a flat one (one policy): how to read its one-integer reply. */
-  readonly flat: FlatKind | undefined
+  readonly flat: ReplyShape | undefined
   /** How each policy's reply reads, in the generic scripts' replies too (one per policy). */
-  readonly kinds: readonly FlatKind[]
+  readonly kinds: readonly ReplyShape[]
   readonly policies: readonly Policy[]
   /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
   readonly own: PolicyScript | undefined
@@ -94,19 +100,9 @@ export interface Plan {
   readonly packedGeneric: LuaScript | undefined
 }
 
-/** How each algorithm's scripts reply for one policy (see flat-outcome.ts). */
-const FLAT: Readonly<Record<AlgorithmName, FlatKind>> = {
-  gcra: 'meter',
-  'token-bucket': 'meter',
-  'leaky-bucket': 'shaping',
-  'fixed-window': 'fw',
-  'sliding-window': 'sw',
-  'sliding-log': 'sl',
-}
-
 function scriptFor(policies: readonly Policy[]): LuaScript {
   const first: AlgorithmName = policies[0].algorithm
-  if (policies.length === 1 && FLAT[first] !== undefined) {
+  if (policies.length === 1) {
     return policies[0].anchor === 'first-request'
       ? SCRIPTS['fixed-window/first-request:1']
       : SCRIPTS[`${first}:1`]
@@ -194,16 +190,16 @@ export class Planner {
         )
       }
       const wide = policies.some(isWide)
-      const flat = policies.length === 1 && !wide ? FLAT[policies[0].algorithm] : undefined
+      const flat = policies.length === 1 && !wide ? ROWS[policies[0].algorithm].reply : undefined
       plan = {
         script: scriptFor(policies),
         generic: genericFor(policies),
         args,
         ids: policies.map(policyKeyId),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
-        hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
+        hasLog: policies.some((p) => ROWS[p.algorithm].state === 'log'),
         flat,
-        kinds: policies.map((p) => FLAT[p.algorithm]),
+        kinds: policies.map((p) => ROWS[p.algorithm].reply),
         policies,
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
         wide,

@@ -13,13 +13,12 @@ import type {
   StoreRequest,
   StoreResult,
 } from '@sluice/core'
-import type { BlockCache } from '@sluice/core/web'
+import type { BlockCache, ReplyShape } from '@sluice/core/web'
 import { Batcher } from './batch'
 import { ChargeTimes } from './charge-times'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import { RedisSlots } from './slots'
-import type { FlatKind } from './flat-outcome'
 import { keyStem } from './keys'
 import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
@@ -393,7 +392,7 @@ export class RedisStore implements Store {
     return evaluate(this.client, own, args, (reply) =>
       op === 'r'
         ? []
-        : flatOutcomes(plan.flat as FlatKind, reply, plan.policies[0], request, this.serverTime),
+        : flatOutcomes(plan.flat as ReplyShape, reply, plan.policies[0], request, this.serverTime),
     )
   }
 }

@@ -1,8 +1,7 @@
 /**
  * Owns GCRA (the generic cell rate algorithm): one theoretical arrival time per key, a meter.
  */
-import type { Policy } from '../policy'
-import type { Algorithm, StateVector } from './types'
+import type { Algorithm, PolicyNumbers, StateVector } from './types'
 import { decideMeter, penalized } from './meter'
 
 /*
@@ -12,7 +11,7 @@ import { decideMeter, penalized } from './meter'
  * emission interval such as 1000/3 ms adds up exactly. State: [tatMs, tatRemainder].
  */
 
-function backlog(s: StateVector, b: number, now: number, policy: Policy): number {
+function backlog(s: StateVector, b: number, now: number, policy: PolicyNumbers): number {
   const ahead = (s[b] - now) * policy.limit + s[b + 1]
   return ahead > 0 ? ahead : 0
 }
@@ -21,7 +20,7 @@ function setTat(
   s: StateVector,
   b: number,
   now: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   backlogAfter: number,
 ): void {
   if (backlogAfter <= 0) {
@@ -42,6 +41,11 @@ function setTat(
 export function tatExpiry(s: StateVector, b: number): number {
   if (s[b] <= 0 && s[b + 1] <= 0) return 0
   return s[b] + (s[b + 1] > 0 ? 1 : 0)
+}
+
+/** The state whose backlog at time 0 is `backlog`: how RedisStore reads its scripts' reply. */
+export function gcraAtBacklog(s: StateVector, backlog: number, policy: PolicyNumbers): void {
+  setTat(s, 0, 0, policy, backlog)
 }
 
 export const gcra: Algorithm = {

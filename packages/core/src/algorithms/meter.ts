@@ -2,8 +2,7 @@
  * Owns what the meter algorithms (token-bucket, leaky-bucket, gcra) share: a debt that drains
  * at the refill rate, the decision over it, and penalties.
  */
-import type { Policy, PolicyOutcome } from '../policy'
-import { rejectForever } from './types'
+import { rejectForever, type PolicyNumbers, type PolicyOutcome } from './types'
 
 /*
  * token-bucket, leaky-bucket and gcra measure the same thing: a backlog that every admitted
@@ -35,7 +34,7 @@ import { rejectForever } from './types'
  */
 export function decideMeter(
   backlog: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
@@ -59,7 +58,7 @@ export function decideMeter(
 /** decideMeter past its common case, a plain request that fits (kept apart to keep that small). */
 function decideMeterRest(
   backlog: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
@@ -102,7 +101,7 @@ function decideMeterRest(
 }
 
 /** Backlog left at `now` from `level` recorded at `last`. */
-export function drained(level: number, last: number, now: number, policy: Policy): number {
+export function drained(level: number, last: number, now: number, policy: PolicyNumbers): number {
   if (now <= last) return level
   const left = level - (now - last) * policy.limit
   return left > 0 ? left : 0
@@ -112,7 +111,7 @@ export function drained(level: number, last: number, now: number, policy: Policy
  * The backlog after a penalty of `cost`: raised by cost x window but never past the capacity;
  * a backlog already past it (a reservation, a soft limit) is kept.
  */
-export function penalized(backlog: number, policy: Policy, cost: number): number {
+export function penalized(backlog: number, policy: PolicyNumbers, cost: number): number {
   const capacity = policy.burst * policy.windowMs
   const raised = Math.min(capacity, backlog + cost * policy.windowMs)
   return raised > backlog ? raised : backlog

@@ -1,7 +1,7 @@
 /**
  * Owns the token-bucket algorithm (and the bucket shape leaky-bucket shares with it).
  */
-import type { Algorithm } from './types'
+import type { Algorithm, StateVector } from './types'
 import { decideMeter, drained, penalized } from './meter'
 
 /**
@@ -37,6 +37,12 @@ export function bucketAlgorithm(shaping: boolean): Algorithm {
     },
     expiresAt: (s, b, policy) => (s[b] > 0 ? s[b + 1] + Math.ceil(s[b] / policy.limit) : 0),
   }
+}
+
+/** The bucket whose backlog at time 0 is `backlog`: how RedisStore reads its scripts' reply. */
+export function bucketAtBacklog(s: StateVector, backlog: number): void {
+  s[0] = backlog
+  s[1] = 0
 }
 
 export const tokenBucket = bucketAlgorithm(false)

@@ -4,9 +4,14 @@
  * backlog held as a BigInt, so that they stay exact where a double would round.
  */
 import { tatExpiry } from './gcra'
-import type { Policy, PolicyOutcome } from '../policy'
 import { ceilDiv, floorDiv } from './exact'
-import { rejectForever, type Algorithm, type StateVector } from './types'
+import {
+  rejectForever,
+  type Algorithm,
+  type PolicyNumbers,
+  type PolicyOutcome,
+  type StateVector,
+} from './types'
 
 /*
  * The backlog is multiplied by the window as in meter.ts (one unit = windowMs, draining by
@@ -21,7 +26,7 @@ import { rejectForever, type Algorithm, type StateVector } from './types'
 /** decideMeter (meter.ts) on a BigInt backlog: the same cases, in the same order. */
 export function decideMeterWide(
   backlog: bigint,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
@@ -83,7 +88,7 @@ function refuse(
 }
 
 /** penalized (meter.ts): raised by cost x window, never past the capacity, never lowered. */
-function penalizedWide(backlog: bigint, policy: Policy, cost: number): bigint {
+function penalizedWide(backlog: bigint, policy: PolicyNumbers, cost: number): bigint {
   const window = BigInt(policy.windowMs)
   const capacity = BigInt(policy.burst) * window
   const raised = backlog + BigInt(cost) * window
@@ -92,16 +97,23 @@ function penalizedWide(backlog: bigint, policy: Policy, cost: number): bigint {
 }
 
 /** The cost of `cost` units in backlog terms. */
-const units = (cost: number, policy: Policy): bigint => BigInt(cost) * BigInt(policy.windowMs)
+const units = (cost: number, policy: PolicyNumbers): bigint =>
+  BigInt(cost) * BigInt(policy.windowMs)
 
 // gcra: [tatMs, tatRemainder in 1/limit ms], as gcra.ts.
 
-function tatBacklog(s: StateVector, b: number, now: number, policy: Policy): bigint {
+function tatBacklog(s: StateVector, b: number, now: number, policy: PolicyNumbers): bigint {
   const ahead = BigInt(Math.floor(s[b] - now)) * BigInt(policy.limit) + BigInt(s[b + 1])
   return ahead > 0n ? ahead : 0n
 }
 
-function setTat(s: StateVector, b: number, now: number, policy: Policy, after: bigint): void {
+function setTat(
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: PolicyNumbers,
+  after: bigint,
+): void {
   if (after <= 0n) {
     s[b] = 0
     s[b + 1] = 0
@@ -116,14 +128,20 @@ function setTat(s: StateVector, b: number, now: number, policy: Policy, after: b
 // token-bucket, leaky-bucket: [whole units missing, remainder, lastRefill], as token-bucket.ts.
 
 /** The backlog at `now` (drained since the last refill; held while the clock is behind it). */
-function bucketBacklog(s: StateVector, b: number, now: number, policy: Policy): bigint {
+function bucketBacklog(s: StateVector, b: number, now: number, policy: PolicyNumbers): bigint {
   const level = BigInt(s[b]) * BigInt(policy.windowMs) + BigInt(s[b + 1])
   if (now <= s[b + 2]) return level
   const left = level - BigInt(Math.floor(now - s[b + 2])) * BigInt(policy.limit)
   return left > 0n ? left : 0n
 }
 
-function setBucket(s: StateVector, b: number, now: number, policy: Policy, level: bigint): void {
+function setBucket(
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: PolicyNumbers,
+  level: bigint,
+): void {
   const window = BigInt(policy.windowMs)
   const whole = level > 0n ? level / window : 0n
   s[b] = Number(whole)
@@ -131,13 +149,19 @@ function setBucket(s: StateVector, b: number, now: number, policy: Policy, level
   s[b + 2] = Math.max(now, s[b + 2])
 }
 
-function bucketExpiry(s: StateVector, b: number, policy: Policy): number {
+function bucketExpiry(s: StateVector, b: number, policy: PolicyNumbers): number {
   const level = BigInt(s[b]) * BigInt(policy.windowMs) + BigInt(s[b + 1])
   return level > 0n ? s[b + 2] + Number(ceilDiv(level, BigInt(policy.limit))) : 0
 }
 
-type Backlog = (s: StateVector, b: number, now: number, policy: Policy) => bigint
-type SetBacklog = (s: StateVector, b: number, now: number, policy: Policy, after: bigint) => void
+type Backlog = (s: StateVector, b: number, now: number, policy: PolicyNumbers) => bigint
+type SetBacklog = (
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: PolicyNumbers,
+  after: bigint,
+) => void
 
 /** A wide meter from how it reads and stores its backlog: the transitions are the same. */
 function wideMeter(

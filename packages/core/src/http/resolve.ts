@@ -9,6 +9,7 @@ import { invalidOption } from '../errors'
 import type { DescriptorEntry } from '../rules/compile'
 import type { RulesLimiter, RulesLimiterOptions } from '../rules/limiter'
 import { checkKnownOptions, checkPositiveInteger, type LimiterOptions } from '../options'
+import { listNames } from '../algorithms/registry'
 import { METER_ALGORITHMS } from '../policy'
 import { MemoryStore } from '../store/memory-store'
 import type { Store } from '../store/types'
@@ -224,7 +225,7 @@ function checkQueueAlgorithm<Req>(
     invalidOption(
       'algorithm',
       algorithm,
-      "a meter algorithm ('token-bucket', 'leaky-bucket' or 'gcra') when `queue` is given (only they can reserve a slot)",
+      `a meter algorithm (${listNames([...METER_ALGORITHMS], "'")}) when \`queue\` is given (only they can reserve a slot)`,
     )
   }
   return maxWaitMs

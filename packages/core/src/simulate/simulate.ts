@@ -1,7 +1,8 @@
 /**
  * Owns `simulate`: a limiter run over a trace of requests on a fake clock, request by request.
  */
-import { algorithmOf, newOutcome } from '../algorithms'
+import { algorithmOf } from '../algorithms'
+import { newOutcome } from '../decision'
 import { combineOutcomes } from '../create-limiter'
 import {
   checkKnownOptions,

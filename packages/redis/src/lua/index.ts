@@ -2,6 +2,7 @@
  * Owns the Lua scripts RedisStore loads: assembled per algorithm, named, and their SHA1s.
  */
 import type { AlgorithmName, WindowAnchor } from '@sluice/core'
+import { ROWS } from '@sluice/core/web'
 import { BLOCK } from './block'
 import { DRIVER, DRIVER_BATCH } from './driver'
 import { FIXED_WINDOW } from './fixed-window'
@@ -40,8 +41,6 @@ const BODIES: Readonly<Record<AlgorithmName, string>> = {
   'leaky-bucket': LEAKY_BUCKET,
   gcra: GCRA,
 }
-
-const NEEDS_METER: ReadonlySet<AlgorithmName> = new Set(['token-bucket', 'leaky-bucket', 'gcra'])
 
 export type { BakedPolicy } from './flat'
 
@@ -116,7 +115,7 @@ export function script(lua: string): LuaScript {
  */
 function build(algorithms: readonly AlgorithmName[], state = KEY_STATE, batch = false): LuaScript {
   const parts = [PRELUDE, state]
-  if (algorithms.some((a) => NEEDS_METER.has(a))) parts.push(METER)
+  if (algorithms.some((a) => ROWS[a].family === 'meter')) parts.push(METER)
   for (const algorithm of algorithms) parts.push(BODIES[algorithm])
   parts.push(batch ? DRIVER_BATCH : DRIVER)
   return script(parts.join(''))
