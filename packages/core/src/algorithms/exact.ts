@@ -1,7 +1,7 @@
 /**
  * Owns exact integer products and quotients past what a double holds: `a x b / c` for the
  * sliding window's weighted counter, and floor and ceiling division of BigInts for the wide
- * meters (wide-meter.ts).
+ * meters (meter.ts).
  */
 
 /**

@@ -7,12 +7,12 @@
  */
 import { firstRequestWindow } from './first-request-window'
 import { fixedWindow } from './fixed-window'
-import { gcra, gcraAtBacklog } from './gcra'
-import { leakyBucket } from './leaky-bucket'
+import { gcra, gcraAtBacklog, gcraWide } from './gcra'
+import { leakyBucket, leakyBucketWide } from './leaky-bucket'
 import { slidingLog } from './sliding-log'
 import { slidingWindow } from './sliding-window'
-import { bucketAtBacklog, tokenBucket } from './token-bucket'
-import { gcraWide, leakyBucketWide, tokenBucketWide } from './wide-meter'
+import { bucketAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
+
 import type { Algorithm, PolicyNumbers, StateVector } from './types'
 
 /**
