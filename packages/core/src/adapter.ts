@@ -23,6 +23,7 @@ export {
   type StateShape,
   type ReplyShape,
 } from './algorithms/registry'
+export type { LuaFragments, LuaFrame } from './algorithms/lua'
 export { boundKey, MAX_KEY_BYTES } from './http/keys'
 export {
   createHeaderWriter,

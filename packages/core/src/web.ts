@@ -42,6 +42,7 @@ export {
   type StateShape,
   type ReplyShape,
 } from './algorithms/registry'
+export type { LuaFragments, LuaFrame } from './algorithms/lua'
 export { BlockCache } from './store/block-cache'
 export { ALGORITHM_CODES, policyCode, checkKnownOptions } from './options'
 export { isWide } from './policy'

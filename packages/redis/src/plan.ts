@@ -12,13 +12,13 @@ import {
 } from '@sluice/core/web'
 import { escapePart, policyKeyId } from './keys'
 import {
-  flatLua,
+  allPairs,
+  compile,
+  flatShape,
   genericBatchOf,
-  hasPackedFlat,
-  isPairAlgorithm,
-  packedFlatLua,
+  policyVariant,
   script as luaScript,
-  SCRIPTS,
+  scriptNamed,
   type LuaScript,
 } from './lua'
 
@@ -93,42 +93,38 @@ export interface Plan {
    * On a packed store (RedisStoreOptions.packed), when no policy is wide: the script that
    * decides its consumes, peeks and timed refunds in one round trip, the packed layout's flat
    * script of its one policy or the generic `packed` script of several pairs (see
-   * PAIR_ALGORITHMS); `packedGeneric` the one for rewards and penalties (the generic script,
+   * allPairs in lua/index.ts); `packedGeneric` the one for rewards and penalties (the generic script,
    * for pairs only). Undefined: compare-and-set (cas/runner.ts).
    */
   readonly packedScript: LuaScript | undefined
   readonly packedGeneric: LuaScript | undefined
 }
 
+/** The name of a policy's flat scripts: its algorithm's, or its first-request variant's. */
+const flatName = (policy: Policy): string =>
+  policy.anchor === 'first-request' ? `${policy.algorithm}/first-request` : policy.algorithm
+
 function scriptFor(policies: readonly Policy[]): LuaScript {
-  const first: AlgorithmName = policies[0].algorithm
-  if (policies.length === 1) {
-    return policies[0].anchor === 'first-request'
-      ? SCRIPTS['fixed-window/first-request:1']
-      : SCRIPTS[`${first}:1`]
-  }
+  if (policies.length === 1) return scriptNamed(`${flatName(policies[0])}:1`)
   return genericFor(policies)
 }
 
 function genericFor(policies: readonly Policy[]): LuaScript {
   const first: AlgorithmName = policies[0].algorithm
-  return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
+  return scriptNamed(policies.every((p) => p.algorithm === first) ? first : 'mixed')
 }
 
 /** The packed layout's script of the policies (see Plan.packedScript). */
 function packedScriptFor(policies: readonly Policy[]): LuaScript | undefined {
-  const [{ algorithm, anchor }] = policies
-  if (policies.length === 1 && hasPackedFlat(algorithm)) {
-    return anchor === 'first-request'
-      ? SCRIPTS['fixed-window/first-request:packed']
-      : SCRIPTS[`${algorithm}:packed`]
+  if (policies.length === 1 && policyVariant(policies[0]).state !== 'log') {
+    return scriptNamed(`${flatName(policies[0])}:packed`)
   }
   return packedGenericFor(policies)
 }
 
 /** The packed layout's generic script, when every policy is a pair (see Plan.packedGeneric). */
 function packedGenericFor(policies: readonly Policy[]): LuaScript | undefined {
-  return policies.every((p) => isPairAlgorithm(p.algorithm)) ? SCRIPTS.packed : undefined
+  return allPairs(policies) ? scriptNamed('packed') : undefined
 }
 
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
@@ -151,7 +147,6 @@ export class Planner {
   private policyScript(policy: Policy): PolicyScript | undefined {
     const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
-    const { algorithm, anchor } = policy
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
         limit: policy.limit,
@@ -160,16 +155,14 @@ export class Planner {
         precision: policy.precision,
         slackMs: Number(this.toleranceMs),
       }
-      // sliding-log has no packed script: keys of its own on a packed store too.
+      const variant = policyVariant(policy)
+      // A log has no packed script: keys of its own on a packed store too.
+      const layout = this.packed && variant.state !== 'log' ? 'packed' : 'keys'
       const single =
-        this.packed && hasPackedFlat(algorithm)
+        layout === 'packed'
           ? (packedScriptFor([policy]) as LuaScript)
-          : luaScript(flatLua(algorithm, baked, false, anchor))
-      const batch = luaScript(
-        this.packed && hasPackedFlat(algorithm)
-          ? packedFlatLua(algorithm, baked, true, anchor)
-          : flatLua(algorithm, baked, true, anchor),
-      )
+          : luaScript(compile(flatShape(variant, layout, baked, 'single')))
+      const batch = luaScript(compile(flatShape(variant, layout, baked, 'batch')))
       own = withBatch(single, batch)
       this.policyScripts.set(config, own)
     }

@@ -1,9 +1,10 @@
 /**
  * Owns the one table of algorithms: each one's name, code, family, transitions (narrow, and
  * wide where the maths needs BigInt), how a store keeps its state and how a script's reply
- * reads. Every package reads it (core's options and policies, RedisStore's scripts and route,
+ * reads, and its Lua. Every package reads it (core's options and policies, RedisStore's scripts and route,
  * MemcachedStore's layout); no other source file lists the algorithms. A new algorithm is one
- * row here, one TypeScript file beside this one and one Lua fragment file in @sluice/redis.
+ * row here, one TypeScript file beside this one (`<name>.ts`) and one Lua fragment file
+ * (`<name>.lua.ts`).
  */
 import { firstRequestWindow } from './first-request-window'
 import { fixedWindow } from './fixed-window'
@@ -14,6 +15,13 @@ import { slidingWindow } from './sliding-window'
 import { bucketAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
 
 import type { Algorithm, PolicyNumbers, StateVector } from './types'
+import type { LuaFragments } from './lua'
+import { firstRequestWindowLua, fixedWindowLua } from './fixed-window.lua'
+import { gcraLua } from './gcra.lua'
+import { leakyBucketLua } from './leaky-bucket.lua'
+import { slidingLogLua } from './sliding-log.lua'
+import { slidingWindowLua } from './sliding-window.lua'
+import { tokenBucketLua } from './token-bucket.lua'
 
 /**
  * - `counter`: counts requests in windows (fixed-window, sliding-window); exact at any size.
@@ -51,10 +59,14 @@ export interface AlgorithmRow {
   readonly wide?: Algorithm
   /** A meter's state whose backlog at time 0 is `backlog` (how a `backlog` reply reads). */
   readonly atBacklog?: (s: StateVector, backlog: number, policy: PolicyNumbers) => void
-  /** Meters: admitted requests are held so they leave at a constant rate (delayMs). */
-  readonly shaping?: boolean
+  /** Its Lua, for stores that run scripts (RedisStore): `<name>.lua.ts`. */
+  readonly lua: LuaFragments
   /** The variant anchored at each key's first request (LimitOptions.anchor), its own code. */
-  readonly firstRequest?: { readonly code: string; readonly narrow: Algorithm }
+  readonly firstRequest?: {
+    readonly code: string
+    readonly narrow: Algorithm
+    readonly lua: LuaFragments
+  }
 }
 
 export const REGISTRY = [
@@ -65,7 +77,8 @@ export const REGISTRY = [
     state: 'pair',
     reply: 'window',
     narrow: fixedWindow,
-    firstRequest: { code: 'fk', narrow: firstRequestWindow },
+    lua: fixedWindowLua,
+    firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
   },
   {
     name: 'sliding-window',
@@ -74,6 +87,7 @@ export const REGISTRY = [
     state: 'ring',
     reply: 'ring',
     narrow: slidingWindow,
+    lua: slidingWindowLua,
   },
   {
     name: 'sliding-log',
@@ -82,6 +96,7 @@ export const REGISTRY = [
     state: 'log',
     reply: 'log',
     narrow: slidingLog,
+    lua: slidingLogLua,
   },
   {
     name: 'token-bucket',
@@ -92,6 +107,7 @@ export const REGISTRY = [
     narrow: tokenBucket,
     wide: tokenBucketWide,
     atBacklog: bucketAtBacklog,
+    lua: tokenBucketLua,
   },
   {
     name: 'leaky-bucket',
@@ -102,7 +118,7 @@ export const REGISTRY = [
     narrow: leakyBucket,
     wide: leakyBucketWide,
     atBacklog: bucketAtBacklog,
-    shaping: true,
+    lua: leakyBucketLua,
   },
   {
     name: 'gcra',
@@ -113,6 +129,7 @@ export const REGISTRY = [
     narrow: gcra,
     wide: gcraWide,
     atBacklog: gcraAtBacklog,
+    lua: gcraLua,
   },
 ] as const satisfies readonly AlgorithmRow[]
 
