@@ -2,25 +2,17 @@
  * Owns what RedisStore sends for a set of policies: which script (flat, per-policy, generic),
  * its policy arguments and state keys, worked out once per policies array.
  */
-import {
-  isWide,
-  policyCode,
-  ROWS,
-  type AlgorithmName,
-  type Policy,
-  type ReplyShape,
-} from '@sluice/core/web'
+import { isWide, policyCode, ROWS, type Policy, type ReplyShape } from '@sluice/core/web'
 import { escapePart, policyKeyId } from './keys'
 import {
-  allPairs,
   compile,
   flatShape,
   genericBatchOf,
   policyVariant,
   script as luaScript,
-  scriptNamed,
   type LuaScript,
 } from './lua'
+import { routeOf, type Route } from './route'
 
 /** A script the store runs with EVALSHA (see evaluate). */
 export interface LoadedScript {
@@ -67,9 +59,10 @@ export function withBatch(single: LuaScript, batch: LuaScript): PolicyScript {
 
 /** What the store sends for one set of policies, worked out once per policies array. */
 export interface Plan {
-  readonly script: LuaScript
-  /** The generic script (no flat one): rewards and penalties, which flat scripts do not do. */
-  readonly generic: LuaScript
+  /** The path of its consumes, peeks and timed refunds (route.ts). */
+  readonly decide: Route
+  /** The path of its rewards and penalties, which flat scripts do not do. */
+  readonly adjust: Route
   /** Five strings per policy: code, limit, windowMs, burst, precision. */
   readonly args: readonly string[]
   /** Policy key ids (see policyKeyId), in order: the last part of each state key. */
@@ -86,45 +79,10 @@ export interface Plan {
   readonly own: PolicyScript | undefined
   /**
    * A policy is wide (core's isWide): core decides every policy of the plan in this process,
-   * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`).
+   * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`) or on a
+   * packed store's fields.
    */
   readonly wide: boolean
-  /**
-   * On a packed store (RedisStoreOptions.packed), when no policy is wide: the script that
-   * decides its consumes, peeks and timed refunds in one round trip, the packed layout's flat
-   * script of its one policy or the generic `packed` script of several pairs (see
-   * allPairs in lua/index.ts); `packedGeneric` the one for rewards and penalties (the generic script,
-   * for pairs only). Undefined: compare-and-set (cas/runner.ts).
-   */
-  readonly packedScript: LuaScript | undefined
-  readonly packedGeneric: LuaScript | undefined
-}
-
-/** The name of a policy's flat scripts: its algorithm's, or its first-request variant's. */
-const flatName = (policy: Policy): string =>
-  policy.anchor === 'first-request' ? `${policy.algorithm}/first-request` : policy.algorithm
-
-function scriptFor(policies: readonly Policy[]): LuaScript {
-  if (policies.length === 1) return scriptNamed(`${flatName(policies[0])}:1`)
-  return genericFor(policies)
-}
-
-function genericFor(policies: readonly Policy[]): LuaScript {
-  const first: AlgorithmName = policies[0].algorithm
-  return scriptNamed(policies.every((p) => p.algorithm === first) ? first : 'mixed')
-}
-
-/** The packed layout's script of the policies (see Plan.packedScript). */
-function packedScriptFor(policies: readonly Policy[]): LuaScript | undefined {
-  if (policies.length === 1 && policyVariant(policies[0]).state !== 'log') {
-    return scriptNamed(`${flatName(policies[0])}:packed`)
-  }
-  return packedGenericFor(policies)
-}
-
-/** The packed layout's generic script, when every policy is a pair (see Plan.packedGeneric). */
-function packedGenericFor(policies: readonly Policy[]): LuaScript | undefined {
-  return allPairs(policies) ? scriptNamed('packed') : undefined
 }
 
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
@@ -158,9 +116,10 @@ export class Planner {
       const variant = policyVariant(policy)
       // A log has no packed script: keys of its own on a packed store too.
       const layout = this.packed && variant.state !== 'log' ? 'packed' : 'keys'
+      // The packed layout has no per-policy script of one call: the shared flat one.
       const single =
         layout === 'packed'
-          ? (packedScriptFor([policy]) as LuaScript)
+          ? (routeOf([policy], false, true, 'decide').script as LuaScript)
           : luaScript(compile(flatShape(variant, layout, baked, 'single')))
       const batch = luaScript(compile(flatShape(variant, layout, baked, 'batch')))
       own = withBatch(single, batch)
@@ -185,8 +144,8 @@ export class Planner {
       const wide = policies.some(isWide)
       const flat = policies.length === 1 && !wide ? ROWS[policies[0].algorithm].reply : undefined
       plan = {
-        script: scriptFor(policies),
-        generic: genericFor(policies),
+        decide: routeOf(policies, wide, this.packed, 'decide'),
+        adjust: routeOf(policies, wide, this.packed, 'adjust'),
         args,
         ids: policies.map(policyKeyId),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
@@ -196,8 +155,6 @@ export class Planner {
         policies,
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
         wide,
-        packedScript: wide ? undefined : packedScriptFor(policies),
-        packedGeneric: wide ? undefined : packedGenericFor(policies),
       }
       this.plans.set(policies, plan)
     }
