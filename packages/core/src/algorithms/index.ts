@@ -6,7 +6,7 @@ import { isWide } from './exact'
 import { ALGORITHM_NAMES, ROWS, type AlgorithmName } from './registry'
 import type { Algorithm } from './types'
 
-export type { Algorithm, Decide, StateVector } from './types'
+export type { Algorithm, Decide, PolicyNumbers, StateVector } from './types'
 export { decideThenApply } from './types'
 export * from './registry'
 
