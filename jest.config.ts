@@ -10,10 +10,11 @@ const config: Config = {
   // Tests run against the sources, so a change is tested without a rebuild.
   moduleNameMapper: {
     '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
-    '^@sluice/core/simulate$': '<rootDir>/packages/core/src/simulate/index.ts',
     '^@sluice/([a-z-]+)/compat$': '<rootDir>/packages/$1/src/compat/index.ts',
     // Jest runs on Node, which resolves @sluice/core/web by its `node` condition.
     '^@sluice/core/web$': '<rootDir>/packages/core/src/web-node.ts',
+    // and @sluice/fetch by its `node` condition too (rules files through @sluice/rules).
+    '^@sluice/fetch$': '<rootDir>/packages/fetch/src/node.ts',
     '^@sluice/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   globalSetup: '<rootDir>/packages/testkit/src/global-setup.ts',

@@ -4,7 +4,7 @@
 // same limit and window, written here independently of Sluice's own sliding-log.
 // Run: node bench/accuracy.js  (after npm run build). Writes docs/bench/accuracy.md.
 const { createLimiter, ALGORITHMS } = require('@sluice/core')
-const { seededRandom } = require('@sluice/core/simulate')
+const { seededRandom } = require('@sluice/cli')
 const { table, writeResult } = require('./lib')
 
 const LIMIT = 100

@@ -1,7 +1,7 @@
 'use strict'
 // Draws the benchmark results in docs/bench/<part>.json (written by the bench scripts through
 // lib.js writeResult) as bar charts in docs/img/bench-<part>.svg: hand-written SVG in the style
-// of the simulator's pictures (packages/core/src/simulate/svg.ts: same escaping, same Dark2
+// of the simulator's pictures (packages/cli/src/simulate/svg.ts: same escaping, same Dark2
 // colours, sans-serif 10 px). Every input is checked first; a missing or malformed file is
 // reported with the path of the bad field and the process exits 1 (the charts of the valid
 // files are still written).
@@ -11,7 +11,7 @@
 // BENCH_IMG_DIR and BENCH_DOCS_FILE read and write elsewhere)
 const fs = require('node:fs')
 const path = require('node:path')
-const { SVG_COLORS } = require('@sluice/core/simulate')
+const { SVG_COLORS } = require('@sluice/cli')
 const { fmt, resultsDir } = require('./lib')
 
 const COLORS = {

@@ -5,7 +5,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { ALGORITHMS } = require('@sluice/core')
-const { makeTrace, renderSvg, simulate } = require('@sluice/core/simulate')
+const { makeTrace, renderSvg, simulate } = require('@sluice/cli')
 
 const LIMIT = 5
 const WINDOW_MS = 1000

@@ -2,20 +2,19 @@ import { defineConfig } from 'tsup'
 
 export default defineConfig([
   {
-    // Three public entries sharing their modules in chunks (splitting, for CommonJS too), so
-    // that state such as the once-per-process warnings and classes such as ConfigError exist
-    // once whichever entry loads them.
+    // Public entries sharing their modules in chunks (splitting, for CommonJS too), so that
+    // state such as the monotonic source and classes such as ConfigError exist once whichever
+    // entry loads them.
     entry: {
       index: 'src/index.ts',
       adapter: 'src/adapter.ts',
-      simulate: 'src/simulate/index.ts',
       'web-node': 'src/web-node.ts',
     },
     format: ['cjs', 'esm'],
     splitting: true,
     dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
-    // Both builds run at once: leave the CLI's output alone.
-    clean: ['!cli.js', '!cli.js.map', '!rules-worker.js', '!rules-worker.js.map', '!web.*'],
+    // Both builds run at once: leave the web build's output alone.
+    clean: ['!web.*'],
     // web-node's types are web's (the same names): only web.d.ts is published.
     sourcemap: true,
     target: 'node20',
@@ -32,23 +31,5 @@ export default defineConfig([
     clean: false,
     sourcemap: true,
     target: 'es2022',
-  },
-  {
-    // `sluice` bin: CommonJS only (it is run, never imported), with the shebang npm links to.
-    entry: { cli: 'src/cli.ts' },
-    format: ['cjs'],
-    banner: { js: '#!/usr/bin/env node' },
-    clean: false,
-    sourcemap: true,
-    target: 'node20',
-  },
-  {
-    // The rules reload worker (src/rules/reload-worker.ts): started by file name, so its own file.
-    entry: { 'rules-worker': 'src/rules/reload-worker.ts' },
-    format: ['cjs'],
-    clean: false,
-    sourcemap: true,
-    target: 'node20',
-    shims: true,
   },
 ])

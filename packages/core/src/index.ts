@@ -1,7 +1,8 @@
 /**
- * The public entry of @sluice/core: what an application uses (limiters, stores, keys, rules,
- * metrics, errors) and every public type. What an adapter or store author needs besides is in
- * @sluice/core/adapter (./adapter.ts); the simulator in @sluice/core/simulate.
+ * The public entry of @sluice/core, the limiter kernel: what an application uses (limiters,
+ * stores, metrics, errors) and every public type. What a store author needs besides is in
+ * @sluice/core/adapter (./adapter.ts). Keys, headers and the HTTP pipeline are @sluice/http's,
+ * rules files @sluice/rules', the simulator and the `sluice` command @sluice/cli's.
  */
 export { createLimiter } from './create-limiter'
 // Every public type but metrics' (prom-client's), shared with @sluice/core/web.
@@ -14,15 +15,6 @@ export { parseDuration, formatDuration } from './duration'
 export { monotonicClock, monotonicTurnClock, systemClock, turnClock } from './clock'
 export { SluiceError, ConfigError, StoreError } from './errors'
 export { storeHealth } from './store-call/health'
-export { ipKey, headerKey, userKey, combineKeys, normalizeIp, UNKNOWN_IP_KEY } from './http/keys'
-export {
-  loadRules,
-  parseRules,
-  watchRules,
-  RulesError,
-  formatRuleTable,
-  createRulesLimiter,
-} from './rules'
 export { prometheusMetrics } from './metrics/prometheus'
 export type { PrometheusMetrics, PrometheusMetricsOptions } from './metrics/prometheus'
 export { openTelemetryMetrics } from './metrics/opentelemetry'

@@ -8,8 +8,8 @@ import {
   type StoreRequest,
 } from '@sluice/core'
 import { Registry } from 'prom-client'
-import { createHttpLimiter } from '@sluice/core/web'
-import { createHeaderWriter, responseTimes } from '../src/http/headers'
+import { createHttpLimiter } from '@sluice/http'
+import { createHeaderWriter, responseTimes } from '../../http/src/headers'
 import type { SlotReply, SlotRequest } from '../src/concurrency/slots'
 import { gateOf } from '../src/concurrency/limiter'
 

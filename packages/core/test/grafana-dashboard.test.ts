@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Registry } from 'prom-client'
 import { createLimiter, localTier, MemoryStore, prometheusMetrics } from '@sluice/core'
-import { createHttpLimiter } from '@sluice/core/web'
+import { createHttpLimiter } from '@sluice/http'
 import { FailingStore } from '@sluice/testkit'
 import { burst } from './helpers'
 

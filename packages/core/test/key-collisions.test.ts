@@ -1,4 +1,5 @@
-import { createLimiter, createRulesLimiter, MemoryStore, type Store } from '@sluice/core'
+import { createLimiter, MemoryStore, type Store } from '@sluice/core'
+import { createRulesLimiter } from '@sluice/rules'
 import { boundKey } from '@sluice/core/adapter'
 
 // The parts of a stored key (prefix, client key, rules group and state key, the hash of a long

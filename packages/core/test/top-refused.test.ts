@@ -8,7 +8,7 @@ import {
   type StoreRefund,
   type StoreRequest,
 } from '@sluice/core'
-import { createHttpLimiter } from '@sluice/core/web'
+import { createHttpLimiter } from '@sluice/http'
 import { SpaceSaving } from '../src/metrics/space-saving'
 import { burst, limiterAt } from './helpers'
 

@@ -6,16 +6,14 @@ import {
   ConfigError,
   createLimiter,
   eventLoopSpare,
-  ipKey,
-  loadRules,
   localTier,
   MemoryStore,
-  parseRules,
   prometheusMetrics,
-  watchRules,
   type LimiterOptions,
 } from '@sluice/core'
-import { makeTrace, renderSvg, simulate } from '@sluice/core/simulate'
+import { ipKey } from '@sluice/http'
+import { loadRules, parseRules, watchRules } from '@sluice/rules'
+import { makeTrace, renderSvg, simulate } from '@sluice/cli'
 
 /** The error `make` throws: a ConfigError naming the unknown option, its value and where. */
 function refusal(make: () => unknown): string {

@@ -2,7 +2,7 @@
  * Owns what both Express entries tell the core pipeline about Express: how its trust-proxy
  * setting reads, the TCP peer's address, and how to set the trust (quoted in warnings).
  */
-import type { FrameworkDefaults, ProxyTrust } from '@sluice/core'
+import type { FrameworkDefaults, ProxyTrust } from '@sluice/http'
 import type { Request } from 'express'
 
 /** Documentation addresses (RFC 5737): a public sender no one lists as their proxy. */

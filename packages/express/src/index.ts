@@ -2,20 +2,11 @@
  * @sluice/express: the Express middleware, with Sluice's option names (express-rate-limit's are
  * kept by `@sluice/express/compat`).
  */
-import {
-  type Decision,
-  type HttpLimitOptions,
-  type HttpVerdict,
-  type RejectVerdict,
-} from '@sluice/core'
-import {
-  createHttpLimiter,
-  invalidOption,
-  refusePeerNames,
-  isPromise,
-  createRefusalJson,
-  JSON_CONTENT_TYPE,
-} from '@sluice/core/adapter'
+import { type Decision } from '@sluice/core'
+import { type HttpLimitOptions, type HttpVerdict, type RejectVerdict } from '@sluice/http'
+import { invalidOption, isPromise } from '@sluice/core/adapter'
+import { refusePeerNames, createRefusalJson, JSON_CONTENT_TYPE } from '@sluice/http'
+import { createHttpLimiter } from '@sluice/rules'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { decisionRecorder } from './decision-slot'
 import { expressDefaults } from './framework'
@@ -192,5 +183,6 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
 }
 
 export default rateLimit
-export { ipKey, headerKey, userKey, combineKeys } from '@sluice/core'
-export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core'
+export { ipKey, headerKey, userKey, combineKeys, normalizeIp } from '@sluice/http'
+export type { Decision } from '@sluice/core'
+export type { HttpLimitOptions, StandardHeadersDraft } from '@sluice/http'

@@ -2,7 +2,7 @@ import express from 'express'
 import request from 'supertest'
 import { captureLogger, listen, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
 import { rateLimit, type ExpressRateLimitOptions } from '@sluice/express'
-import { resetProxyWarnings } from '@sluice/core/adapter'
+import { resetProxyWarnings } from '@sluice/http'
 
 // express@4 is installed under the alias `express4`; its API matches for what the harness uses.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -6,7 +6,7 @@ import request from 'supertest'
 import { captureLogger } from '@sluice/testkit'
 import { rateLimit } from '@sluice/express'
 import { rateLimit as compatRateLimit } from '@sluice/express/compat'
-import { resetProxyWarnings } from '@sluice/core/adapter'
+import { resetProxyWarnings } from '@sluice/http'
 
 beforeEach(() => resetProxyWarnings())
 

@@ -2,20 +2,16 @@
  * @sluice/fastify: the Fastify plugin and its route options, with Sluice's option names
  * (@fastify/rate-limit's are kept by `@sluice/fastify/compat`).
  */
+import { MemoryStore } from '@sluice/core'
 import {
-  MemoryStore,
   type HttpLimiter,
   type AllowVerdict,
   type HttpVerdict,
   type RejectVerdict,
-} from '@sluice/core'
-import {
-  createHttpLimiter,
-  invalidOption,
-  isPromise,
-  createRefusalJson,
-  JSON_CONTENT_TYPE,
-} from '@sluice/core/adapter'
+} from '@sluice/http'
+import { invalidOption, isPromise } from '@sluice/core/adapter'
+import { createRefusalJson, JSON_CONTENT_TYPE } from '@sluice/http'
+import { createHttpLimiter } from '@sluice/rules'
 import type {
   FastifyPluginAsync,
   FastifyReply,
@@ -284,5 +280,6 @@ const rateLimitPlugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fast
 export const rateLimit = fp(rateLimitPlugin, { fastify: '5.x', name: '@sluice/fastify' })
 
 export default rateLimit
-export { ipKey, headerKey, userKey, combineKeys } from '@sluice/core'
-export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core'
+export { ipKey, headerKey, userKey, combineKeys, normalizeIp } from '@sluice/http'
+export type { Decision } from '@sluice/core'
+export type { HttpLimitOptions, StandardHeadersDraft } from '@sluice/http'

@@ -3,13 +3,10 @@
  * Sluice's options, what a route inherits from the plugin, and the value a rejection throws.
  */
 import type { ServerResponse } from 'node:http'
-import {
-  type Decision,
-  type HttpLimitOptions,
-  type ProxyTrust,
-  type RejectVerdict,
-} from '@sluice/core'
-import { invalidOption, refusePeerNames } from '@sluice/core/adapter'
+import { type Decision } from '@sluice/core'
+import { type HttpLimitOptions, type ProxyTrust, type RejectVerdict } from '@sluice/http'
+import { invalidOption } from '@sluice/core/adapter'
+import { refusePeerNames } from '@sluice/http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export type Awaitable<T> = T | Promise<T>

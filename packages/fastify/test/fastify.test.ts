@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import request from 'supertest'
 import { captureLogger, runHttpScenarios, type AdapterHarness } from '@sluice/testkit'
-import { resetProxyWarnings } from '@sluice/core/adapter'
+import { resetProxyWarnings } from '@sluice/http'
 import rateLimit, { rateLimit as named, type FastifyRateLimitOptions } from '@sluice/fastify'
 
 const harness: AdapterHarness = {

@@ -5,14 +5,8 @@
  * request through unlimited with one warning per process (onMissingAddress: 'skip') or throws it,
  * never puts every such client in one bucket.
  */
-import {
-  compileTrustProxy,
-  ConfigError,
-  invalidOption,
-  ipKeyOf,
-  isPromise,
-  type FrameworkDefaults,
-} from '@sluice/core/web'
+import { ConfigError, invalidOption, isPromise } from '@sluice/core/web'
+import { compileTrustProxy, ipKeyOf, type FrameworkDefaults } from '@sluice/http'
 
 /** What a request without a client address gets: through, unlimited (one warning), or the error. */
 export type MissingAddressMode = 'skip' | 'throw'

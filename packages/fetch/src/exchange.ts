@@ -3,7 +3,7 @@
  * exchange per request, closed once, when the handler's Response is known or the client's
  * request signal aborts, so refunds and holds work as on Node.
  */
-import type { ResponseLike } from '@sluice/core/web'
+import type { ResponseLike } from '@sluice/http'
 
 export class FetchExchange implements ResponseLike {
   writableFinished = false

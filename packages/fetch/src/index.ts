@@ -3,14 +3,8 @@
  * Deno.serve, Cloudflare Workers, Next.js route handlers and middleware, and Node through any
  * Fetch bridge. Built on @sluice/core/web, so nothing of Node's is imported.
  */
-import {
-  invalidOption,
-  type Decision,
-  type RulesLimiter,
-  type Limiter,
-  type Store,
-  type TrustProxy,
-} from '@sluice/core/web'
+import { invalidOption, type Decision, type Limiter, type Store } from '@sluice/core/web'
+import { type RulesLimiter, type TrustProxy } from '@sluice/http'
 import { addressDefaults, addressKey, clientIpReader, platformIp } from './client-ip'
 import { createFetchLimiter, type FetchCheck, type FetchLimitOptions } from './limiter'
 
@@ -119,12 +113,7 @@ export {
 } from './client-ip'
 export type { AddressSource, MissingAddressKind, MissingAddressMode } from './client-ip'
 export { FetchExchange } from './exchange'
-export {
-  headerKey,
-  userKey,
-  combineKeys,
-  ConfigError,
-  SluiceError,
-  StoreError,
-} from '@sluice/core/web'
-export type { Decision, HttpLimitOptions, StandardHeadersDraft, TrustProxy } from '@sluice/core/web'
+export { ConfigError, SluiceError, StoreError } from '@sluice/core/web'
+export { headerKey, userKey, combineKeys, normalizeIp } from '@sluice/http'
+export type { Decision } from '@sluice/core/web'
+export type { HttpLimitOptions, StandardHeadersDraft, TrustProxy } from '@sluice/http'

@@ -3,17 +3,17 @@
  * request the verdict, the handler and the Response. @sluice/fetch (requests) and @sluice/hono
  * (contexts) both run it.
  */
+import { type Decision } from '@sluice/core/web'
 import {
-  createHttpLimiter,
   createRefusalJson,
-  type Decision,
   type FrameworkDefaults,
   type HeaderList,
   type HttpLimitOptions,
   type HttpLimiter,
   type HttpVerdict,
   type RequestLike,
-} from '@sluice/core/web'
+} from '@sluice/http'
+import { createHttpLimiter } from './host'
 import { missingAddressPolicy, type MissingAddressMode } from './client-ip'
 import { FetchExchange } from './exchange'
 import { refusalResponse, withHeaders } from './respond'

@@ -2,7 +2,7 @@
  * Owns the Responses the Fetch adapters send: a refusal (status, headers, JSON body) and an
  * admitted request's Response with the rate-limit headers added.
  */
-import { JSON_CONTENT_TYPE, type HeaderList, type RejectVerdict } from '@sluice/core/web'
+import { JSON_CONTENT_TYPE, type HeaderList, type RejectVerdict } from '@sluice/http'
 
 /** A refused request's Response: its status, headers and JSON body, as the Node adapters send it. */
 export function refusalResponse(verdict: RejectVerdict, json: string | undefined): Response {

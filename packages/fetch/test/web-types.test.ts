@@ -1,8 +1,9 @@
 /**
- * @sluice/fetch and @sluice/hono type-check in a project with no Node types: a real `tsc` over a
- * small Workers-style project (`"types": []`, `skipLibCheck: false`) whose node_modules holds only
- * the built @sluice packages and hono, so neither @types/node nor prom-client can be resolved.
- * Uses dist: run `npm run build` first.
+ * @sluice/core/web, @sluice/http, @sluice/fetch and @sluice/hono type-check in a project with no
+ * Node types: a real `tsc` over a small Workers-style project (`"types": []`,
+ * `skipLibCheck: false`) whose node_modules holds only the built @sluice packages, hono and
+ * ipaddr.js (@sluice/http's one dependency), so neither @types/node, prom-client, yaml nor zod
+ * can be resolved. Uses dist: run `npm run build` first.
  */
 import { spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -15,6 +16,14 @@ const app = `
 import { rateLimit, ipKey, combineKeys } from '@sluice/fetch'
 import { rateLimiter } from '@sluice/hono'
 import { Hono } from 'hono'
+import { createLimiter, MemoryStore, type Decision } from '@sluice/core/web'
+import { createHttpLimiter, headerKey, type RuleSet } from '@sluice/http'
+
+const kernel = createLimiter({ limit: 5, window: '1s', store: new MemoryStore() })
+export const decided: Promise<Decision> = kernel.consume('user:1')
+export const pipeline = (rules: RuleSet) =>
+  createHttpLimiter({ rules, descriptors: () => [] }, { framework: 'Workers', resetStyle: 'epoch' })
+export const byKey = headerKey('x-api-key')
 
 const limited = rateLimit({
   limit: 10,
@@ -39,13 +48,15 @@ export default {
 
 function project(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-web-types-'))
-  for (const name of ['core', 'fetch', 'hono']) {
+  for (const name of ['core', 'http', 'fetch', 'hono']) {
     const target = join(dir, 'node_modules/@sluice', name)
     mkdirSync(target, { recursive: true })
     cpSync(join(root, 'packages', name, 'package.json'), join(target, 'package.json'))
     cpSync(join(root, 'packages', name, 'dist'), join(target, 'dist'), { recursive: true })
   }
-  symlinkSync(join(root, 'node_modules/hono'), join(dir, 'node_modules/hono'))
+  for (const name of ['hono', 'ipaddr.js']) {
+    symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name))
+  }
   writeFileSync(join(dir, 'worker.ts'), app)
   const compilerOptions = {
     target: 'ES2022',
@@ -66,7 +77,7 @@ function project(): string {
   return dir
 }
 
-test('a project without @types/node or prom-client type-checks @sluice/fetch and @sluice/hono', () => {
+test('a project without @types/node, prom-client, yaml or zod type-checks the kernel web entry, @sluice/http, @sluice/fetch and @sluice/hono', () => {
   const dir = project()
   try {
     const tsc = join(root, 'node_modules/typescript/bin/tsc')
@@ -80,6 +91,8 @@ test('a project without @types/node or prom-client type-checks @sluice/fetch and
     const files = result.stdout.split('\n')
     expect(files.some((file) => file.endsWith('@sluice/core/dist/web.d.mts'))).toBe(true)
     expect(files.some((file) => file.endsWith('@sluice/hono/dist/index.d.mts'))).toBe(true)
+    expect(files.some((file) => file.endsWith('@sluice/http/dist/index.d.mts'))).toBe(true)
+    expect(files.filter((file) => /\/(yaml|zod|prom-client)\//.test(file))).toEqual([])
     expect(files.filter((file) => file.includes('@types/node'))).toEqual([])
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -10,14 +10,8 @@ import {
   MissingAddressError,
   type FetchLimitOptions,
 } from '@sluice/fetch'
-import {
-  headerKey as requestHeaderKey,
-  invalidOption,
-  ConfigError,
-  type Decision,
-  type RequestLike,
-  type TrustProxy,
-} from '@sluice/core/web'
+import { invalidOption, ConfigError, type Decision } from '@sluice/core/web'
+import { headerKey as requestHeaderKey, type RequestLike, type TrustProxy } from '@sluice/http'
 import type { Context, Env, MiddlewareHandler } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
 
@@ -182,5 +176,7 @@ export function ipKey(
   )
 }
 
-export { userKey, combineKeys, ConfigError, SluiceError, StoreError } from '@sluice/core/web'
-export type { Decision, TrustProxy } from '@sluice/core/web'
+export { ConfigError, SluiceError, StoreError } from '@sluice/core/web'
+export { userKey, combineKeys, normalizeIp } from '@sluice/http'
+export type { Decision } from '@sluice/core/web'
+export type { TrustProxy } from '@sluice/http'

@@ -2,8 +2,10 @@
  * @sluice/koa: the Koa middleware, with Sluice's option names (koa-ratelimit's are kept by
  * `@sluice/koa/compat`).
  */
-import type { Decision, HttpLimitOptions } from '@sluice/core'
-import { DEFAULT_LEGACY_NAMES, invalidOption, refusePeerNames } from '@sluice/core/adapter'
+import type { Decision } from '@sluice/core'
+import type { HttpLimitOptions } from '@sluice/http'
+import { invalidOption } from '@sluice/core/adapter'
+import { DEFAULT_LEGACY_NAMES, refusePeerNames } from '@sluice/http'
 import type { ServerResponse } from 'node:http'
 import type { Context } from 'koa'
 import { koaMiddleware, type RateLimitMiddleware } from './middleware'
@@ -62,5 +64,6 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
 
 export default rateLimit
 export type { RateLimitMiddleware } from './middleware'
-export { ipKey, headerKey, userKey, combineKeys } from '@sluice/core'
-export type { Decision, HttpLimitOptions, StandardHeadersDraft } from '@sluice/core'
+export { ipKey, headerKey, userKey, combineKeys, normalizeIp } from '@sluice/http'
+export type { Decision } from '@sluice/core'
+export type { HttpLimitOptions, StandardHeadersDraft } from '@sluice/http'

@@ -3,20 +3,17 @@
  * (headers, status and body, `ctx.throw`, or a handler). The main entry and the compatibility
  * entry both build their middleware here, from options each has resolved.
  */
+import type { Decision } from '@sluice/core'
 import type {
-  Decision,
   HttpLimitOptions,
   HttpVerdict,
   LegacyHeaderNames,
   ProxyTrust,
   RejectVerdict,
-} from '@sluice/core'
-import {
-  createHttpLimiter,
-  createRefusalJson,
-  isPromise,
-  JSON_CONTENT_TYPE,
-} from '@sluice/core/adapter'
+} from '@sluice/http'
+import { isPromise } from '@sluice/core/adapter'
+import { createRefusalJson, JSON_CONTENT_TYPE } from '@sluice/http'
+import { createHttpLimiter } from '@sluice/rules'
 import type { Context, Middleware, Next } from 'koa'
 
 type Awaitable<T> = T | Promise<T>

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { createLimiter, createRulesLimiter } from '@sluice/core'
+import { createLimiter } from '@sluice/core'
+import { createRulesLimiter } from '@sluice/rules'
 import { MemcachedStore } from '@sluice/memcached'
 import { startMemcached, type MemcachedServer } from '@sluice/testkit'
 

@@ -2,7 +2,7 @@
  * Owns checking the module's options once, at start-up: a bad value throws a ConfigError that
  * names it; a `ttl` that looks like seconds is warned about once.
  */
-import type { Logger } from '@sluice/core'
+import type { Logger } from '@sluice/http'
 import { invalidOption } from '@sluice/core/adapter'
 import { DEFAULT_THROTTLER } from './constants'
 import type {

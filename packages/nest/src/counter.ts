@@ -3,16 +3,9 @@
  * adapter runs): one pipeline per throttler and per distinct `limit`/`ttl` a request resolves
  * to, keyed by the guard's key, with the throttler's suffixed headers and its block.
  */
-import type {
-  HeaderList,
-  HttpLimitOptions,
-  HttpLimiter,
-  LimitOptions,
-  Logger,
-  ResponseLike,
-  Store,
-} from '@sluice/core'
-import { createHttpLimiter } from '@sluice/core/adapter'
+import type { LimitOptions, Store } from '@sluice/core'
+import type { HeaderList, HttpLimitOptions, HttpLimiter, Logger, ResponseLike } from '@sluice/http'
+import { createHttpLimiter } from '@sluice/rules'
 import { BlockLedger, recordOf } from './blocks'
 import { DEFAULT_THROTTLER } from './constants'
 import { defaultAlgorithm } from './default-algorithm'

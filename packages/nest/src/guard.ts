@@ -12,7 +12,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common'
 import { ModulesContainer, Reflector } from '@nestjs/core'
-import type { Logger } from '@sluice/core'
+import type { Logger } from '@sluice/http'
 import { checkCount, checkModuleOptions, objectForm, warnIfSeconds } from './check-options'
 import { DEFAULT_THROTTLER, THROTTLER_OPTIONS } from './constants'
 import { SluiceCounter, type Counted } from './counter'

@@ -32,5 +32,6 @@ export type {
   ThrottlerOptionsFactory,
   ThrottlerRequest,
 } from './options'
-export { ipKey, headerKey, userKey, combineKeys } from '@sluice/core'
-export type { Decision, HttpLimitOptions } from '@sluice/core'
+export { ipKey, headerKey, userKey, combineKeys, normalizeIp } from '@sluice/http'
+export type { Decision } from '@sluice/core'
+export type { HttpLimitOptions } from '@sluice/http'

@@ -8,10 +8,10 @@ import type {
   Clock,
   DecisionHook,
   LimitOptions,
-  Logger,
   Store,
   StoreErrorMode,
 } from '@sluice/core'
+import type { Logger } from '@sluice/http'
 import type { ThrottlerStorage, ThrottlerStorageRecord } from './storage'
 
 type Awaitable<T> = T | Promise<T>

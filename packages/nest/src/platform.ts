@@ -2,7 +2,7 @@
  * Owns what the pipeline is told about the platform under Nest (Express or Fastify): the
  * request as the core reads it, the proxy-trust setting, the TCP peer, and the raw response.
  */
-import type { FrameworkDefaults, ProxyTrust, ResponseLike } from '@sluice/core'
+import type { FrameworkDefaults, ProxyTrust, ResponseLike } from '@sluice/http'
 
 /** A platform request as the guard sees it: Express's `req` or Fastify's `request`. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- what getRequestResponse gives is the platform's own object

@@ -5,8 +5,8 @@
  */
 import type { ServerResponse } from 'node:http'
 import { HttpException, type CanActivate, type ExecutionContext } from '@nestjs/common'
-import type { HttpLimitOptions, HttpRequestLike, HttpVerdict } from '@sluice/core'
-import { createHttpLimiter } from '@sluice/core/adapter'
+import type { HttpLimitOptions, HttpRequestLike, HttpVerdict } from '@sluice/http'
+import { createHttpLimiter } from '@sluice/rules'
 import { nestDefaults, rawResponse, type PlatformRequest } from './platform'
 
 /** The platform's request as option functions see it: Express's `req` or Fastify's `request`. */

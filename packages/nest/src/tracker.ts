@@ -4,7 +4,7 @@
  * request is tracked (or keyed) by its client IP instead, and the first time is logged.
  */
 import type { ExecutionContext } from '@nestjs/common'
-import { ipKey, type Logger } from '@sluice/core'
+import { ipKey, type Logger } from '@sluice/http'
 import { peerOf, type PlatformRequest } from './platform'
 import type { ThrottlerGenerateKeyFunction, ThrottlerGetTrackerFunction } from './options'
 

@@ -298,7 +298,7 @@ describe('sluice postgres migrate', () => {
 
   test("core's `sluice` runs it as `sluice postgres` (the built @sluice/postgres/cli)", async () => {
     const root = join(__dirname, '../../..')
-    const cli = ['-r', 'ts-node/register/transpile-only', 'packages/core/src/cli.ts']
+    const cli = ['-r', 'ts-node/register/transpile-only', 'packages/cli/src/cli.ts']
     const { stdout } = await promisify(execFile)(
       process.execPath,
       [...cli, 'postgres', 'migrate', '--url', server.url, '--table', 'via_core'],

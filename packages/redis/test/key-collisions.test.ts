@@ -1,4 +1,5 @@
-import { createLimiter, createRulesLimiter, type Store } from '@sluice/core'
+import { createLimiter, type Store } from '@sluice/core'
+import { createRulesLimiter } from '@sluice/rules'
 import { boundKey } from '@sluice/core/adapter'
 import { RedisStore } from '@sluice/redis'
 import { oneRedis } from './one-redis'

@@ -1,4 +1,5 @@
-import { createLimiter, createRulesLimiter } from '@sluice/core'
+import { createLimiter } from '@sluice/core'
+import { createRulesLimiter } from '@sluice/rules'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { Redis } from 'ioredis'
 import { RedisStore } from '@sluice/redis'

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock'
 import { invalidOption } from '../errors'
-import { base64url, sha256 } from '../http/sha256'
+import { base64url, sha256 } from '../sha256'
 import type { StoreLogger } from '../store-call/health'
 import { SpaceSaving, type HeavyHitter } from './space-saving'
 

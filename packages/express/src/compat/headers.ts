@@ -4,7 +4,7 @@
  * `Retry-After` on rejections.
  */
 import { createHash } from 'node:crypto'
-import { isSfStringText, sfString } from '@sluice/core/adapter'
+import { isSfStringText, sfString } from '@sluice/http'
 import type { Request, Response } from 'express'
 import type { DraftHeadersVersion, Logger, Options, RateLimitInfo } from './types'
 

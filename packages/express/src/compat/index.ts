@@ -2,8 +2,9 @@
  * @sluice/express/compat: express-rate-limit 8's `rateLimit`, its options, defaults, headers,
  * `req.rateLimit` and stores, on Sluice's one pipeline. Moving over is a change of import.
  */
-import { SluiceError, type Decision, type HttpVerdict, type Limiter } from '@sluice/core'
-import { createHttpLimiter } from '@sluice/core/adapter'
+import { SluiceError, type Decision, type Limiter } from '@sluice/core'
+import { type HttpVerdict } from '@sluice/http'
+import { createHttpLimiter } from '@sluice/rules'
 import type { NextFunction, Request, Response } from 'express'
 import { decisionRecorder } from '../decision-slot'
 import { expressDefaults } from '../framework'

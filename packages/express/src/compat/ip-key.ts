@@ -4,7 +4,7 @@
  * `network/prefix`, grouped by /56 unless told otherwise.
  */
 import { isIPv4, isIPv6 } from 'node:net'
-import { normalizeIp } from '@sluice/core'
+import { normalizeIp } from '@sluice/http'
 
 /** `::a.b.c.d`: an IPv4 address written into the IPv4-compatible range (the first 96 bits zero). */
 function ipv4Compatible(ip: string): string | undefined {

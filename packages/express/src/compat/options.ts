@@ -3,8 +3,10 @@
  * minute, fixed windows from each key's first hit, IPv6 by /56), its lenient handling of
  * out-of-range numbers (the default, with a warning), and the Sluice options they map onto.
  */
-import type { HttpLimitOptions, Store as SluiceStore } from '@sluice/core'
-import { checkSfStringText, checkStandardHeaders, invalidOption } from '@sluice/core/adapter'
+import type { Store as SluiceStore } from '@sluice/core'
+import type { HttpLimitOptions } from '@sluice/http'
+import { invalidOption } from '@sluice/core/adapter'
+import { checkSfStringText, checkStandardHeaders } from '@sluice/http'
 import type { Request, Response } from 'express'
 import type { HeaderSettings } from './headers'
 import { quotaName } from './headers'

@@ -4,12 +4,8 @@
  * counts with it.
  */
 import { SluiceError } from '@sluice/core'
-import {
-  IncrementStoreAdapter,
-  invalidOption,
-  type IncrementCount,
-  type IncrementStore,
-} from '@sluice/core/adapter'
+import { invalidOption } from '@sluice/core/adapter'
+import { IncrementStoreAdapter, type IncrementCount, type IncrementStore } from '@sluice/http'
 import type { ClientRateLimitInfo, LegacyStore, Store } from './types'
 
 type AnyStore = Partial<Store & LegacyStore> & Record<string, unknown>

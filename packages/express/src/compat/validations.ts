@@ -3,7 +3,7 @@
  * (ERR_ERL_UNEXPECTED_X_FORWARDED_FOR, ERR_ERL_PERMISSIVE_TRUST_PROXY) given to `logger.error`,
  * unless `validate` turns that check off. Core's proxy warnings decide when, once per kind.
  */
-import type { ProxyWarningKind } from '@sluice/core'
+import type { ProxyWarningKind } from '@sluice/http'
 import type { EnabledValidations, Logger } from './types'
 
 /** express-rate-limit's `validate` name and error code of each kind of proxy warning. */

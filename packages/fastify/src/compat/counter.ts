@@ -6,7 +6,8 @@
  * filled are counted here, per process. `continueExceeding` and `exponentialBackoff` become a
  * block of the key (the store keeps it) for the window, or for the doubled wait.
  */
-import { createLimiter, systemClock, type Limiter, type Logger, type Store } from '@sluice/core'
+import { createLimiter, systemClock, type Limiter, type Store } from '@sluice/core'
+import { type Logger } from '@sluice/http'
 import { MAX_SAFE_PRODUCT } from '@sluice/core/adapter'
 import { isPeerStore, NO_READ_MESSAGE } from './peer-store'
 

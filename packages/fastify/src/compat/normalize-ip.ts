@@ -3,7 +3,7 @@
  * IPv6 as IPv4, other IPv6 as the first address of its /ipv6Subnet network (no `/n` suffix),
  * anything else lower-cased. Core's normalizeIp does the address work.
  */
-import { normalizeIp } from '@sluice/core'
+import { normalizeIp } from '@sluice/http'
 import { isIPv6 } from 'node:net'
 import { DEFAULT_IPV6_SUBNET } from './params'
 

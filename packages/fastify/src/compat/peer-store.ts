@@ -6,11 +6,7 @@
  * the adapter refuses those with an ERR_SLUICE_UNSUPPORTED error rather than skip them.
  */
 import type { Policy } from '@sluice/core'
-import {
-  IncrementStoreAdapter,
-  type IncrementCount,
-  type IncrementStore,
-} from '@sluice/core/adapter'
+import { IncrementStoreAdapter, type IncrementCount, type IncrementStore } from '@sluice/http'
 import type { PeerStore, PeerStoreResult } from './types'
 
 export const NO_READ_MESSAGE =

@@ -4,7 +4,8 @@
  * Each route with options of its own counts apart, as the peer's `store.child()` does, except
  * that routes with one `groupId` count together.
  */
-import { MemoryStore, type Logger, type Store } from '@sluice/core'
+import { MemoryStore, type Store } from '@sluice/core'
+import { type Logger } from '@sluice/http'
 import { createCounter, type Counter } from './counter'
 import { FastifyPeerStore } from './peer-store'
 import type { PeerStore, RateLimitParams, RateLimitPluginOptions } from './types'

@@ -4,8 +4,8 @@
  * forgets clients, as with the peer), and run through core's one adapter for increment-style
  * peer stores, as express-rate-limit's and @fastify/rate-limit's stores are.
  */
-import type { IncrementCount, IncrementStore } from '@sluice/core/adapter'
-import { IncrementStoreAdapter } from '@sluice/core/adapter'
+import type { IncrementCount, IncrementStore } from '@sluice/http'
+import { IncrementStoreAdapter } from '@sluice/http'
 
 /** What one client key holds in the Map. */
 export interface MapCount {

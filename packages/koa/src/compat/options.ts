@@ -2,13 +2,10 @@
  * Owns koa-ratelimit's options as the compatibility entry takes them: their documentation and
  * defaults (the peer's), checked once and mapped onto the Koa middleware's Sluice options.
  */
-import type { Decision, HttpLimitOptions, LegacyHeaderNames, Store } from '@sluice/core'
-import {
-  checkAliasLimit,
-  checkAliasMs,
-  DEFAULT_LEGACY_NAMES,
-  invalidOption,
-} from '@sluice/core/adapter'
+import type { Decision, Store } from '@sluice/core'
+import type { HttpLimitOptions, LegacyHeaderNames } from '@sluice/http'
+import { invalidOption } from '@sluice/core/adapter'
+import { checkAliasLimit, checkAliasMs, DEFAULT_LEGACY_NAMES } from '@sluice/http'
 import type { Context } from 'koa'
 import type { KoaAnswer } from '../middleware'
 import { durationWords } from './duration-words'

@@ -2,7 +2,7 @@
  * Owns the scenarios of the client IP key: IPv6 grouping, proxies, bad keys.
  */
 import { ConfigError } from '@sluice/core'
-import { resetProxyWarnings } from '@sluice/core/adapter'
+import { resetProxyWarnings } from '@sluice/http'
 import { captureLogger, type ScenarioContext } from './harness'
 
 export function registerClientIpCases(ctx: ScenarioContext): void {

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http'
 import { getRequestListener } from '@hono/node-server'
-import type { HttpRequestLike } from '@sluice/core'
+import type { HttpRequestLike } from '@sluice/http'
 import { listen, type ScenarioApp, type ScenarioOptions } from './harness'
 
 /** What @hono/node-server passes a fetch handler beside the request. */

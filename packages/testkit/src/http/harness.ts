@@ -5,7 +5,8 @@
 import { createServer, get as httpGet, type RequestListener, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import request from 'supertest'
-import { type HttpLimitOptions, type HttpRequestLike, type Store } from '@sluice/core'
+import { type Store } from '@sluice/core'
+import { type HttpLimitOptions, type HttpRequestLike } from '@sluice/http'
 
 /** Options as the shared scenarios write them: functions see only `ip` and `headers`, which every framework's request has. */
 export type ScenarioOptions = HttpLimitOptions<HttpRequestLike>

@@ -1,7 +1,7 @@
 /**
  * Owns the scenarios of limits, windows, costs and keys.
  */
-import { headerKey } from '@sluice/core'
+import { headerKey } from '@sluice/http'
 import { fakeClock, T0, type ScenarioContext } from './harness'
 
 export function registerLimitCases(ctx: ScenarioContext): void {

@@ -1,7 +1,7 @@
 /**
  * Owns the scenarios of rejections and their options: message, status, onLimited, ban, skip, lists.
  */
-import { headerKey } from '@sluice/core'
+import { headerKey } from '@sluice/http'
 import { type ScenarioContext } from './harness'
 
 export function registerResponseCases(ctx: ScenarioContext): void {

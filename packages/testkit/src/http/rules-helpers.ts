@@ -2,7 +2,8 @@
  * Owns what the rules scenarios share: descriptors from the request path and an x-user header,
  * and a per-minute rate.
  */
-import type { DescriptorEntry, HttpRequestLike } from '@sluice/core'
+import type { HttpRequestLike } from '@sluice/http'
+import type { DescriptorEntry } from '@sluice/rules'
 
 /** The request path, as every framework's request carries it. */
 const path = (req: HttpRequestLike) => (req.url ?? '/').split('?')[0]

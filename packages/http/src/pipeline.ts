@@ -1,0 +1,315 @@
+/**
+ * Owns the per-request path every adapter shares: skip, key, lists, the one store call, headers,
+ * refunds, shaping holds and the verdict. Options are resolved before (resolve.ts); what a
+ * refused request is answered with is in rejections.ts.
+ */
+// Types only: nothing of Node's is loaded at run time (see web.ts).
+import {
+  type DirectConsume,
+  type Limiter,
+  type Decision,
+  SluiceError,
+  checkPositiveInteger,
+  isPromise,
+  gateOf,
+  watchHttp,
+} from '@sluice/core/web'
+import type { RulesDecision } from './rules/limiter'
+import { responseTimes, type HeaderList } from './headers'
+import { keyFromResult } from './key-result'
+import { releaseOnClose } from './slots'
+import { boundKey, type RequestLike } from './keys'
+import { resolveHttpOptions, type ResolvedHttp, type RulesLimiterFactory } from './resolve'
+import type {
+  AllowVerdict,
+  Awaitable,
+  FrameworkDefaults,
+  HttpLimitOptions,
+  HttpLimiter,
+  HttpVerdict,
+  PassVerdict,
+  ResponseLike,
+} from './types'
+
+export { refusePeerNames, type PeerNames } from './checks'
+export { HTTP_OPTION_NAMES } from './types'
+export type {
+  AllowVerdict,
+  FrameworkDefaults,
+  HttpLimitOptions,
+  HttpLimiter,
+  HttpVerdict,
+  PassVerdict,
+  RateLimitMessage,
+  RejectVerdict,
+  RequestList,
+  ResponseLike,
+} from './types'
+
+const PASS: PassVerdict = { action: 'pass' }
+
+/** An AbortSignal that fires when the response closes before it finished (the client left). */
+function holdSignal(res: ResponseLike): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController()
+  const onClose = () => {
+    if (!res.writableFinished)
+      controller.abort(new SluiceError('ERR_SLUICE_ABORTED', 'the client went away while queued'))
+  }
+  res.once('close', onClose)
+  return { signal: controller.signal, release: () => res.off('close', onClose) }
+}
+
+/**
+ * Resolves when the response closes. Watched from the request's start (with a skip option), so
+ * a client that leaves while the store call is out still gets its charge settled.
+ */
+function closing(res: ResponseLike): Promise<void> {
+  return new Promise((resolve) => res.once('close', () => resolve()))
+}
+
+/** The store call's outcome as `conclude` needs it. */
+interface Counted {
+  readonly key: string
+  readonly units: number
+  readonly decision: Decision
+  /** The hold of a queued request (`queue`), already waited for. */
+  readonly held: { signal: AbortSignal } | undefined
+  readonly rules: RulesDecision | undefined
+  readonly limiter: Limiter | undefined
+  /** With a skip option: the response's close, watched since the request came in. */
+  readonly closed: Promise<void> | undefined
+}
+
+/** One adapter's pipeline over its resolved options. */
+class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
+  /** The common configuration's store call without an async frame (see `fast`). */
+  private readonly consumeDirect: DirectConsume | undefined
+  /**
+   * The common configuration (IP key, fixed limit and cost, no option that may be async) is
+   * decided without an async frame: on an in-process store without a promise either, on any
+   * other store through the store call's promise alone.
+   */
+  readonly fast: boolean
+
+  constructor(private readonly r: ResolvedHttp<Req, Res>) {
+    this.consumeDirect = r.fixedDirect
+    this.fast =
+      this.consumeDirect !== undefined &&
+      typeof r.cost === 'number' &&
+      r.skip === undefined &&
+      r.key === undefined &&
+      r.inAllowList === undefined &&
+      r.inDenyList === undefined &&
+      r.maxWaitMs === undefined &&
+      r.rules === undefined
+  }
+
+  /** decide for the fast-path configuration: the same steps as decideAsync, without awaits. */
+  readonly decideFast = (req: Req, res: Res): Awaitable<HttpVerdict> => {
+    const r = this.r
+    if (r.proxy.armed) r.proxy.check(req)
+    const key = boundKey(r.keyByIp(req))
+    const units = r.cost as number
+    const closed = r.refunds ? closing(res) : undefined
+    const decision = this.consumeDirect!(key, units)
+    const counted = (settled: Decision): Counted => ({
+      key,
+      units,
+      decision: settled,
+      held: undefined,
+      rules: undefined,
+      limiter: r.fixed,
+      closed,
+    })
+    if (isPromise(decision))
+      return decision.then((settled) => this.conclude(req, res, counted(settled)))
+    return this.conclude(req, res, counted(decision))
+  }
+
+  readonly decideAsync = async (req: Req, res: Res): Promise<HttpVerdict> => {
+    const r = this.r
+    if (r.proxy.armed) r.proxy.check(req)
+    const closed = r.refunds ? closing(res) : undefined
+    if (r.skip !== undefined && (await r.skip(req))) return PASS
+    const given = r.key === undefined ? undefined : await r.key(req)
+    if (given === false) return PASS
+    const named = given === undefined ? undefined : (keyFromResult(given) ?? r.badKey(given, req))
+    const key = boundKey(named === undefined ? r.keyByIp(req) : named)
+    if (r.inAllowList !== undefined && (await r.inAllowList(req, key))) return PASS
+    if (r.inDenyList !== undefined && (await r.inDenyList(req, key)))
+      return r.rejections.denied(key)
+    const units =
+      typeof r.cost === 'function' ? checkPositiveInteger(await r.cost(req), 'cost') : r.cost
+    // queue: the client leaving while its request is held aborts the wait (the slot goes back).
+    const held = r.maxWaitMs === undefined ? undefined : holdSignal(res)
+    let counted: Counted | undefined
+    if (held !== undefined) r.holds.waiting++
+    try {
+      counted = await this.count(req, key, units, held, closed)
+    } catch (error) {
+      if (held?.signal.aborted) return r.rejections.aborted(key)
+      throw error
+    } finally {
+      if (held !== undefined) r.holds.waiting--
+      held?.release()
+    }
+    return counted === undefined ? PASS : this.conclude(req, res, counted)
+  }
+
+  /** The one store call: through the rules, or the request's limiter; waits when queued. */
+  private async count(
+    req: Req,
+    key: string,
+    units: number,
+    held: { signal: AbortSignal } | undefined,
+    closed: Promise<void> | undefined,
+  ): Promise<Counted | undefined> {
+    const r = this.r
+    if (r.rules !== undefined) {
+      const entries = await r.rules.descriptors(req)
+      const result: RulesDecision =
+        held === undefined
+          ? await r.rules.limiter.consume(entries, { cost: units })
+          : await r.rules.limiter.wait(entries, {
+              cost: units,
+              maxWaitMs: r.maxWaitMs!,
+              signal: held.signal,
+            })
+      if (result.decision === undefined) return undefined
+      return {
+        key,
+        units,
+        decision: result.decision,
+        held,
+        rules: result,
+        limiter: undefined,
+        closed,
+      }
+    }
+    const limiter = r.fixed ?? r.tiers!.limiterFor(await r.tiers!.limitOf(req))
+    const decision =
+      held === undefined
+        ? await limiter.consume(key, { cost: units })
+        : await limiter.wait(key, { cost: units, maxWaitMs: r.maxWaitMs, signal: held.signal })
+    return { key, units, decision, held, rules: undefined, limiter, closed }
+  }
+
+  /** What follows the store call: headers, refund tracking, shaping, onLimited, ban and body. */
+  private conclude(req: Req, res: Res, counted: Counted): Awaitable<HttpVerdict> {
+    const r = this.r
+    const { key, decision } = counted
+    if (decision.slot !== undefined) releaseOnClose(res, decision.slot)
+    // The instant the limiter decided at: exact for refunds, and no second clock read.
+    const times = responseTimes(decision, decision.at, r.resetStyle)
+    const headers = r.writeHeaders(decision, times)
+    if (decision.allowed) {
+      const refund = this.refundOf(counted)
+      const verdict: AllowVerdict = { action: 'allow', decision, headers, key }
+      // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
+      // queued request was already held for its slot).
+      if (counted.held === undefined && decision.delayMs > 0) {
+        return this.shape(req, res, counted, refund, verdict)
+      }
+      counted.closed?.then(() => this.settle(req, res, key, refund))
+      return verdict
+    }
+    if (r.onLimited !== undefined) r.onLimited(req, decision)
+    return r.rejections.refuse(req, key, decision, headers, times.retryAfterSeconds)
+  }
+
+  /** Gives an admitted request's charge back (a skip option, or a hold the client left). */
+  private refundOf({ key, units, decision, rules, limiter }: Counted): () => Promise<void> {
+    const r = this.r
+    return rules !== undefined
+      ? () => r.rules!.limiter.refund(rules, { cost: units, at: decision.at })
+      : () => limiter!.refund(key, { cost: units, at: decision.at })
+  }
+
+  /** With a skip option: refunds the charge once the response shows it should not count. */
+  private async settle(req: Req, res: Res, key: string, refund: () => Promise<void>) {
+    const r = this.r
+    try {
+      // 'close' without a finished response: the client went away, which counts as a failure.
+      const success = res.writableFinished
+        ? r.requestWasSuccessful
+          ? await r.requestWasSuccessful(req, res)
+          : res.statusCode < 400
+        : false
+      if (success ? r.skipSuccessful : r.skipFailed) await refund()
+    } catch (error) {
+      r.logger.warn(`[sluice] refund for key ${JSON.stringify(key)} failed: ${String(error)}`)
+    }
+  }
+
+  /**
+   * Holds an admitted request for its `delayMs`, within `maxDelayMs` and `maxHolds`; a request
+   * beyond either, or whose client leaves while held, is not passed on and its charge goes back.
+   */
+  private shape(
+    req: Req,
+    res: Res,
+    { key, decision, closed }: Counted,
+    refund: () => Promise<void>,
+    verdict: AllowVerdict,
+  ): Awaitable<HttpVerdict> {
+    const r = this.r
+    const giveBack = (): void => {
+      refund().catch((error: unknown) => {
+        r.logger.warn(`[sluice] refund for key ${JSON.stringify(key)} failed: ${String(error)}`)
+      })
+    }
+    if (!r.holds.admits(decision.delayMs)) {
+      giveBack()
+      const seconds = Math.max(1, Math.ceil(decision.delayMs / 1000))
+      const retry: HeaderList = [...verdict.headers, ['Retry-After', String(seconds)]]
+      return r.rejections.limited(decision, retry, seconds, key)
+    }
+    return r.holds.hold(decision.delayMs, res, giveBack).then((end) => {
+      if (end === 'left') return r.rejections.aborted(key) // its charge is back already
+      closed?.then(() => this.settle(req, res, key, refund))
+      return verdict
+    })
+  }
+}
+
+/**
+ * The adapters' `createHttpLimiter`, over the rules limiter of one build (Node's opens rules
+ * files; the web build's takes compiled rule sets only). Everything else is this one pipeline.
+ */
+export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
+  /**
+   * Validates and normalises an adapter's options once, at start-up, and returns the
+   * per-request pipeline. A bad option throws a ConfigError naming it and its value.
+   */
+  return function createHttpLimiter<
+    Req extends RequestLike,
+    Res extends ResponseLike = ResponseLike,
+  >(options: HttpLimitOptions<Req, Res>, defaults: FrameworkDefaults<Req>): HttpLimiter<Req, Res> {
+    const resolved = resolveHttpOptions(options, defaults, createRulesLimiter)
+    const pipeline = new Pipeline(resolved)
+    const decideNow = pipeline.fast ? pipeline.decideFast : pipeline.decideAsync
+    function decide(req: Req, res: Res): Promise<HttpVerdict> {
+      try {
+        return Promise.resolve(decideNow(req, res))
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    }
+    const rulesLimiter = resolved.rules?.limiter
+    const httpLimiter: HttpLimiter<Req, Res> = {
+      decide,
+      decideNow,
+      limiter: resolved.fixed,
+      rulesLimiter,
+      store: resolved.store,
+      close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
+      gauges: () => ({
+        held: resolved.holds.active,
+        waiting: resolved.holds.waiting + (gateOf(resolved.fixed)?.waiting ?? 0),
+        slotsInFlight: gateOf(resolved.fixed)?.held ?? 0,
+      }),
+    }
+    watchHttp(options.onDecision, defaults.framework, httpLimiter)
+    return httpLimiter
+  }
+}

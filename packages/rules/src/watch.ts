@@ -1,0 +1,158 @@
+/**
+ * Owns `watchRules`: a rules file kept loaded, reloaded off the event loop when it changes.
+ */
+import { watch, type FSWatcher } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
+import { checkKnownOptions, checkPositiveInteger, invalidOption } from '@sluice/core/adapter'
+import type { RuleSet, RulesLogger, RulesWatcher } from '@sluice/http'
+import { parseRules, readRulesText } from './load'
+import { reloadOffThread } from './reload-off-thread'
+import { digestOf } from './reload-protocol'
+
+export type { RulesLogger, RulesWatcher } from '@sluice/http'
+
+export interface WatchRulesOptions {
+  /**
+   * Called after a valid new version replaced the rules, with the new and the previous set.
+   * @default undefined
+   */
+  onChange?: (rules: RuleSet, previous: RuleSet) => void
+  /**
+   * Receives invalid versions (warn) and applied ones (info).
+   * @default console
+   */
+  logger?: RulesLogger
+  /**
+   * Quiet time after the last change before the file is read, so an editor's burst of writes
+   * is read once, complete.
+   * @default 100
+   */
+  debounceMs?: number
+}
+
+/**
+ * Loads `file` now (throwing a RulesError if it is invalid: start-up should fail loudly) and
+ * reloads it whenever it changes. A valid new version replaces the rules in one assignment; an
+ * invalid one is reported through `logger.warn` and the previous rules stay in force. The
+ * directory is watched, not the file, so editors that save by renaming and Kubernetes ConfigMap
+ * symlink swaps are seen too. The watcher does not keep the process alive.
+ */
+export function watchRules(file: string, options: WatchRulesOptions = {}): RulesWatcher {
+  checkKnownOptions(options, ['onChange', 'logger', 'debounceMs'], 'watchRules')
+  const { onChange, logger = console } = options
+  if (onChange !== undefined && typeof onChange !== 'function') {
+    invalidOption('onChange', onChange, 'a function')
+  }
+  if (typeof logger?.warn !== 'function') {
+    invalidOption('logger', logger, 'an object with warn(message)')
+  }
+  const debounceMs = checkPositiveInteger(options.debounceMs ?? 100, 'debounceMs')
+  const path = resolve(file)
+  // The digest of the text in force: an event that changed nothing (or repeated an invalid text)
+  // is ignored.
+  const text = readRulesText(file)
+  let lastDigest = digestOf(text)
+  let rules = parseRules(text, { source: file })
+  // One read at a time, so a slow early read never wins; a request during a read is served by
+  // one more read after it (later requests join that one).
+  let reading: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+  const stopReading = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  let closed = false
+
+  function read(): Promise<void> {
+    if (queued !== undefined) return queued
+    if (reading === undefined) {
+      reading = readOnce().finally(() => (reading = undefined))
+      return reading
+    }
+    queued = reading.then(() => {
+      queued = undefined
+      return read()
+    })
+    return queued
+  }
+
+  async function reload(): Promise<boolean> {
+    const before = rules
+    await read()
+    return rules !== before
+  }
+
+  async function readOnce(): Promise<void> {
+    const outcome = await reloadOffThread(
+      { file: path, source: file, lastDigest },
+      (message) => logger.warn(message),
+      stopReading.signal,
+    ).catch((error: unknown) => ({ kind: 'failed' as const, error }))
+    if (closed) return
+    if (outcome.kind === 'failed') {
+      logger.warn(
+        `sluice: rules reload failed, the previous rules stay in force: ${String(outcome.error)}`,
+      )
+      return
+    }
+    if (outcome.kind === 'unreadable') {
+      logger.warn(
+        `sluice: cannot read rules ${file} (${outcome.reason}); the previous rules stay in force`,
+      )
+      return
+    }
+    if (outcome.kind === 'unchanged') return
+    if (outcome.kind === 'invalid') {
+      lastDigest = outcome.digest
+      logger.warn(
+        `sluice: rules not reloaded, the previous rules stay in force:\n${outcome.error.message}`,
+      )
+      return
+    }
+    lastDigest = outcome.digest
+    const previous = rules
+    rules = outcome.rules
+    logger.info?.(`sluice: rules reloaded from ${file} (${rules.rules.length} rules)`)
+    if (onChange !== undefined) {
+      try {
+        onChange(rules, previous)
+      } catch (error) {
+        logger.warn(`sluice: the rules onChange callback threw: ${String(error)}`)
+      }
+    }
+  }
+
+  function schedule(): void {
+    if (closed) return
+    if (timer !== undefined) clearTimeout(timer)
+    timer = setTimeout(() => {
+      timer = undefined
+      void read()
+    }, debounceMs)
+    timer.unref()
+  }
+
+  const name = basename(path)
+  let watcher: FSWatcher | undefined = watch(
+    dirname(path),
+    { persistent: false },
+    (_event, changed) => {
+      // A ConfigMap swaps a `..data` symlink, not the file: any change in the folder may be ours,
+      // and reading an unchanged file costs one small read.
+      if (changed === null || changed === name || changed.startsWith('..')) schedule()
+    },
+  )
+  watcher.on('error', (error) => logger.warn(`sluice: watching ${file} failed: ${String(error)}`))
+
+  return {
+    get rules() {
+      return rules
+    },
+    reload,
+    close() {
+      closed = true
+      if (timer !== undefined) clearTimeout(timer)
+      stopReading.abort()
+      watcher?.close()
+      watcher = undefined
+    },
+  }
+}
