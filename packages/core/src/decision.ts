@@ -108,3 +108,8 @@ export class Verdict implements Decision, PolicyDecision {
     }
   }
 }
+
+/** A blank outcome for `policy`: a Verdict, so a single-policy limiter can return it as the Decision. */
+export function newOutcome(policy: Policy): Verdict {
+  return new Verdict(policy)
+}

@@ -21,7 +21,19 @@ export {
   checkPositiveInteger,
 } from './options'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
-export { algorithms, algorithmOf, newOutcome } from './algorithms'
+export { algorithms, algorithmOf } from './algorithms'
+export { newOutcome } from './decision'
+export {
+  REGISTRY,
+  ROWS,
+  namesIn,
+  listNames,
+  type AlgorithmRow,
+  type AlgorithmFamily,
+  type StateShape,
+  type ReplyShape,
+} from './algorithms/registry'
+export type { LuaFragments, LuaFrame } from './algorithms/lua'
 export { invalidOption, describeValue, withoutStack } from './errors'
 export { isPromise } from './promise'
 export { declareOptions } from './declared-options'

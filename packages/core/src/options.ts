@@ -9,6 +9,7 @@ import type { Decision } from './decision'
 import type { DecisionHook } from './events'
 import type { Duration } from './duration'
 import type { AlgorithmName, WindowAnchor } from './policy'
+import { REGISTRY, ROWS } from './algorithms/registry'
 import type { Store } from './store/types'
 import { checkKnownOptions, declareOptions } from './declared-options'
 import { formatDuration, parseDuration } from './duration'
@@ -209,24 +210,20 @@ export const LIMIT_OPTIONS = declareOptions<LimitOptions>('a limit', {
 export const LIMIT_OPTION_NAMES = LIMIT_OPTIONS.names
 
 /** Short codes of the algorithms: in policy ids, and in what stores send to their scripts. */
-export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = {
-  'fixed-window': 'fw',
-  'sliding-window': 'sw',
-  'sliding-log': 'sl',
-  'token-bucket': 'tb',
-  'leaky-bucket': 'lb',
-  gcra: 'gc',
-}
+export const ALGORITHM_CODES: Readonly<Record<AlgorithmName, string>> = Object.fromEntries(
+  REGISTRY.map((row) => [row.name, row.code]),
+) as Record<AlgorithmName, string>
 
 /**
- * The code of fixed-window anchored at each key's first request: in policy ids (so the two
- * anchors never read each other's state) and in what stores send to their scripts.
+ * The code a store sends for `policy`: its algorithm's, or that of its variant anchored at each
+ * key's first request (its own code: in policy ids, so the two anchors never read each other's
+ * state).
  */
-export const FIRST_REQUEST_CODE = 'fk'
-
-/** The code a store sends for `policy`: its algorithm's, or fixed-window's per-key variant's. */
 export function policyCode(policy: Pick<Policy, 'algorithm' | 'anchor'>): string {
-  return policy.anchor === 'first-request' ? FIRST_REQUEST_CODE : ALGORITHM_CODES[policy.algorithm]
+  const row = ROWS[policy.algorithm]
+  return policy.anchor === 'first-request' && row.firstRequest !== undefined
+    ? row.firstRequest.code
+    : row.code
 }
 
 /** Throws unless `value` is a positive safe integer. */

@@ -1,15 +1,12 @@
-/** The six algorithms. See docs/algorithms.md for how each decides and when to pick it. */
-export type AlgorithmName =
-  'fixed-window' | 'sliding-window' | 'sliding-log' | 'token-bucket' | 'leaky-bucket' | 'gcra'
+import { isWide, MAX_SAFE_PRODUCT } from './algorithms/exact'
+import { ALGORITHM_NAMES, namesIn, type AlgorithmName } from './algorithms/registry'
 
-export const ALGORITHMS: readonly AlgorithmName[] = [
-  'fixed-window',
-  'sliding-window',
-  'sliding-log',
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-]
+export type { AlgorithmName } from './algorithms/registry'
+export type { PolicyOutcome } from './algorithms/types'
+export { isWide, MAX_SAFE_PRODUCT }
+
+/** Every algorithm, as the registry lists them (algorithms/registry.ts). */
+export const ALGORITHMS: readonly AlgorithmName[] = ALGORITHM_NAMES
 
 /** Where fixed-window's windows start: see LimitOptions.anchor. */
 export type WindowAnchor = 'clock' | 'first-request'
@@ -17,11 +14,7 @@ export type WindowAnchor = 'clock' | 'first-request'
 export const WINDOW_ANCHORS: readonly WindowAnchor[] = ['clock', 'first-request']
 
 /** Algorithms whose capacity is `burst` and whose state drains continuously at `limit / window`. */
-export const METER_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set([
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-])
+export const METER_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set(namesIn('meter'))
 
 /**
  * One limit, validated and normalised: every number a positive integer. This is what stores see.
@@ -50,39 +43,5 @@ export interface Policy {
   readonly anchor: WindowAnchor
 }
 
-/**
- * Largest `capacity x window` the narrow arithmetic takes: below it every step is an exact
- * integer in a double and in Lua. Past it a policy is wide (isWide): exact BigInt arithmetic in
- * core, and stores that compute in doubles elsewhere (RedisStore's Lua) hand it to core.
- */
-export const MAX_SAFE_PRODUCT = 2 ** 50
-
 /** Largest `limit`, `burst` and cost: every count and every slot of a state stays exact. */
 export const MAX_UNITS = 2 ** 50
-
-/**
- * Whether `policy` passes MAX_SAFE_PRODUCT: budgets such as 10^9 tokens a day. Its meters then
- * run the wide transitions (algorithms/wide-meter.ts); the counters need none (their products
- * go through algorithms/exact.ts).
- */
-export function isWide(policy: Pick<Policy, 'limit' | 'burst' | 'windowMs'>): boolean {
-  return (
-    (policy.limit > policy.burst ? policy.limit : policy.burst) * policy.windowMs > MAX_SAFE_PRODUCT
-  )
-}
-
-/** What one policy says about one request; all integers (or Infinity) so Lua can return them. */
-export interface PolicyOutcome {
-  allowed: boolean
-  /** Whole requests (cost units) still allowed now, after this one when it was admitted. */
-  remaining: number
-  /**
-   * ms until the policy's quota is fully restored; sliding-window: until its newest requests
-   * begin to fade (at most one window, 0 once they fade; whole one bucket later).
-   */
-  resetMs: number
-  /** 0 when allowed; else ms until a request of this cost could pass (Infinity: it never can). */
-  retryAfterMs: number
-  /** leaky-bucket only: ms to hold the admitted request so output leaves at `limit / window`. */
-  delayMs: number
-}

@@ -15,7 +15,7 @@ export type {
 } from './options'
 export type { Decision, PolicyDecision } from './decision'
 export type { AlgorithmName, Policy, PolicyOutcome, WindowAnchor } from './policy'
-export type { Algorithm, Decide, StateVector } from './algorithms'
+export type { Algorithm, Decide, PolicyNumbers, StateVector } from './algorithms'
 export type { Store, StoreRequest, StoreRefund, StoreResult, StoreBlock } from './store/types'
 export type { MemoryStoreOptions } from './store/memory-store'
 export type { LocalTier, LocalTierOptions, LocalTierStats } from './tier/local-tier'

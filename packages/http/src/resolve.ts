@@ -14,6 +14,7 @@ import {
   checkPositiveInteger,
   type LimiterOptions,
   METER_ALGORITHMS,
+  listNames,
   MemoryStore,
   type Store,
 } from '@sluice/core/web'
@@ -276,7 +277,7 @@ function checkQueueAlgorithm<Req>(
     invalidOption(
       'algorithm',
       algorithm,
-      "a meter algorithm ('token-bucket', 'leaky-bucket' or 'gcra') when `queue` is given (only they can reserve a slot)",
+      `a meter algorithm (${listNames([...METER_ALGORITHMS], "'")}) when \`queue\` is given (only they can reserve a slot)`,
     )
   }
   return maxWaitMs

@@ -3,7 +3,7 @@
  */
 import { createHash } from 'node:crypto'
 import { type Algorithm, type Policy } from '@sluice/core'
-import { algorithmOf } from '@sluice/core/adapter'
+import { algorithmOf, ROWS } from '@sluice/core/adapter'
 
 /*
  * Where each policy's state lives. Counter algorithms keep one memcached counter per time
@@ -41,7 +41,7 @@ export function isCounter(policy: Policy): boolean {
   // A key's own windows (anchor 'first-request') have no shared bucket to name an item after:
   // they keep [windowStart, count] in one item rewritten by CAS, as the meters do.
   if (policy.anchor === 'first-request') return false
-  return policy.algorithm === 'fixed-window' || policy.algorithm === 'sliding-window'
+  return ROWS[policy.algorithm].family === 'counter'
 }
 
 /** The key's part of an item name, hashed when the name would pass memcached's 250 bytes. */
@@ -62,7 +62,7 @@ function sha256(text: string): string {
  */
 export function partOf(prefix: string, policy: Policy, key: string, stateKey?: string): Part {
   const counter = isCounter(policy)
-  const sliding = policy.algorithm === 'sliding-window'
+  const sliding = ROWS[policy.algorithm].state === 'ring'
   return {
     policy,
     algorithm: algorithmOf(policy),

@@ -12,7 +12,7 @@ import {
   type StoreRequest,
   type StoreResult,
 } from '@sluice/core'
-import { invalidOption } from '@sluice/core/adapter'
+import { invalidOption, namesIn } from '@sluice/core/adapter'
 import type { Client } from 'memjs'
 import { Counters } from './counters'
 import { blockKey, bucketKey, partOf, type Part } from './layout'
@@ -44,8 +44,8 @@ const RECENT_KEYS = 10_000
  * inputs. Time is the limiter's clock: memcached has none to offer.
  */
 export class MemcachedStore implements Store {
-  /** sliding-log needs one timestamp per request and an atomic trim; memcached has neither. */
-  readonly unsupportedAlgorithms: readonly string[] = ['sliding-log']
+  /** A log needs one timestamp per request and an atomic trim; memcached has neither. */
+  readonly unsupportedAlgorithms: readonly string[] = namesIn('log')
   private readonly wire: Wire
   private readonly prefix: string
   private readonly casAttempts: number

@@ -3,9 +3,9 @@
  * Redis as one call of its batch form, decided one after another in the order made.
  */
 import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import type { ReplyShape } from '@sluice/core/web'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
-import type { FlatKind } from './flat-outcome'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
 import type { Plan, PolicyScript } from './plan'
@@ -253,7 +253,7 @@ function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed
     try {
       if (call !== undefined) resolve(parseOutcomes(replies[i], plan, request, timed))
       else {
-        const kind = plan.flat as FlatKind
+        const kind = plan.flat as ReplyShape
         const outcomes = flatOutcomes(kind, replies[i], plan.policies[0], request, timed)
         resolve(timed && decidedAt !== undefined ? decidedOn(outcomes, decidedAt) : outcomes)
       }

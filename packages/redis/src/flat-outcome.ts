@@ -1,17 +1,23 @@
 /**
  * Owns reading the flat replies of the single-policy scripts into policy outcomes.
  */
-import { algorithmOf, algorithms, type Policy, type PolicyOutcome } from '@sluice/core/web'
+import {
+  algorithmOf,
+  ROWS,
+  type Policy,
+  type PolicyOutcome,
+  type ReplyShape,
+} from '@sluice/core/web'
 
 /**
- * The outcome of a flat script's one-integer reply (see lua/flat/), computed by core's own
- * `decide` on a state rebuilt from the reply, so the fields are core's formulas by
- * construction (the script only tests admission, the same test as core's).
+ * The outcome of a script's reply for one policy (see lua/flat/), computed by the policy's own
+ * algorithm's `decide` on a state rebuilt from the reply, so the fields are core's formulas by
+ * construction (the script only tests admission, the same test as core's). By the reply's
+ * shape (the registry's `reply`):
  *
- * - gcra, token-bucket, leaky-bucket: the reply is the backlog drained to now. A bucket
- *   whose level is that backlog, refilled at now (0), decides the same: gcra and
- *   token-bucket share decideMeter without shaping, leaky-bucket with it.
- * - fixed-window: the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
+ * - backlog (the meters): the reply is the backlog drained to now; the algorithm's
+ *   `atBacklog` is the state holding that backlog at time 0, decided at 0.
+ * - window (fixed-window): the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
  *   An admitted consume on Redis's clock replies `[that, now]` (when it was counted).
  * - sliding-window: the reply is the script's `now`, the newest bucket, then slot and counter
@@ -24,14 +30,12 @@ import { algorithmOf, algorithms, type Policy, type PolicyOutcome } from '@sluic
  *
  * Returns undefined for a reply of the wrong shape.
  */
-export type FlatKind = 'meter' | 'shaping' | 'fw' | 'sw' | 'sl'
-
 const state = [0, 0]
 /** The sliding-window state vector, reused: decide runs synchronously. */
 const ring: number[] = []
 
 export function flatOutcome(
-  kind: FlatKind,
+  kind: ReplyShape,
   reply: unknown,
   policy: Policy,
   cost: number,
@@ -46,15 +50,15 @@ export function flatOutcome(
   }
   if (typeof reply !== 'number') {
     if (!Array.isArray(reply)) return undefined
-    if (kind === 'sw') return slidingWindow(reply, policy, cost, out)
-    if (kind === 'sl') return slidingLog(reply, policy, cost, out)
+    if (kind === 'ring') return slidingWindow(reply, policy, cost, out)
+    if (kind === 'log') return slidingLog(reply, policy, cost, out)
     // An admitted fixed-window consume on Redis's clock: [reply, when it was counted].
-    if (kind === 'fw' && reply.length === 2 && typeof reply[0] === 'number' && reply[0] >= 0) {
+    if (kind === 'window' && reply.length === 2 && typeof reply[0] === 'number' && reply[0] >= 0) {
       return flatOutcome(kind, reply[0], policy, cost, maxDelayMs)
     }
     return undefined
   }
-  if (kind === 'sw' || kind === 'sl') {
+  if (kind === 'ring' || kind === 'log') {
     if (reply >= 0) return undefined
   }
   if (reply < 0) {
@@ -63,7 +67,7 @@ export function flatOutcome(
     out.retryAfterMs = -reply
     return out
   }
-  if (kind === 'fw') {
+  if (kind === 'window') {
     const span = policy.windowMs + 1
     const count = Math.floor(reply / span)
     const untilNext = reply - count * span
@@ -72,10 +76,10 @@ export function flatOutcome(
     // Either anchor reads this state as the same count and wait (see FW_REPLY).
     algorithmOf(policy).decide(state, 0, policy.windowMs - untilNext, policy, cost, out)
   } else {
-    state[0] = reply
-    state[1] = 0
-    const algorithm = kind === 'shaping' ? algorithms['leaky-bucket'] : algorithms['token-bucket']
-    algorithm.decide(state, 0, 0, policy, cost, out, maxDelayMs)
+    const atBacklog = ROWS[policy.algorithm].atBacklog
+    if (atBacklog === undefined) return undefined
+    atBacklog(state, reply, policy)
+    algorithmOf(policy).decide(state, 0, 0, policy, cost, out, maxDelayMs)
   }
   return out
 }
@@ -97,7 +101,7 @@ function slidingWindow(
     const slot = reply[i] as number
     if (slot >= 0 && slot <= policy.precision) ring[1 + slot] = reply[i + 1] as number
   }
-  algorithms['sliding-window'].decide(ring, 0, now, policy, cost, out)
+  algorithmOf(policy).decide(ring, 0, now, policy, cost, out)
   return out
 }
 
@@ -123,6 +127,6 @@ function slidingLog(
     if (k >= 1 && k <= live) log[2 + k] = mustExpire
     log[2 + live] = newest
   }
-  algorithms['sliding-log'].decide(log, 0, 0, policy, cost, out)
+  algorithmOf(policy).decide(log, 0, 0, policy, cost, out)
   return out
 }

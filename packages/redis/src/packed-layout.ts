@@ -14,6 +14,7 @@ import type { Place } from './cas/storage'
 import { escapePart } from './keys'
 import type { LuaScript } from './lua'
 import type { Plan } from './plan'
+import type { Route } from './route'
 import { pushDriverArgs } from './script-args'
 
 /** What the packed layout takes from its store. */
@@ -71,27 +72,26 @@ export class PackedLayout {
   }
 
   /**
-   * Any operation: a consume of one policy of a packed script's algorithm joins the batch of
-   * its own script; the rest of such plans go alone to the flat or generic packed script
-   * (`script`: which the caller asked for); every other plan to compare-and-set.
+   * An operation on its route (route.ts): a flat consume joins the batch of the policy's own
+   * script; other script routes go alone (a generic consume may join its batch form); a cas
+   * route goes to compare-and-set.
    */
   run(
     plan: Plan,
+    route: Route,
     request: StoreRequest,
     op: CasOp,
     extra: string,
-    script: LuaScript,
   ): Promise<PolicyOutcome[]> {
     const hash = this.hash
     if (hash === undefined) {
-      return this.seeded().then(() => this.run(plan, request, op, extra, script))
+      return this.seeded().then(() => this.run(plan, route, request, op, extra))
     }
     const { key, keys } = request
     const stem = packedStem(this.host.prefix, hash, key)
     const escaped = escapePart(key)
     const own = plan.own
-    const batched = plan.packedScript !== undefined && op === 'c' && this.host.batches(request)
-    if (own !== undefined && batched) {
+    if (route.engine === 'flat' && own !== undefined && op === 'c' && this.host.batches(request)) {
       return new Promise((resolve, reject) => {
         this.host.batcher.enqueue({
           plan,
@@ -108,10 +108,9 @@ export class PackedLayout {
     }
     const places = packedPlaces(stem, key, keys, plan.ids)
     const block = packedBlock(stem, key, escaped)
-    // Rewards and penalties (the generic script asked for) are not in the flat scripts.
-    const packed = script === plan.generic ? plan.packedGeneric : plan.packedScript
-    if (packed === undefined) return this.runner.run(places, block, plan.policies, request, op)
-    return this.runPacked(plan, packed, places, block, request, op, extra)
+    if (route.script === undefined)
+      return this.runner.run(places, block, plan.policies, request, op)
+    return this.runPacked(plan, route.script, places, block, request, op, extra)
   }
 
   /** A batch of one (see Batcher): its consume alone, through the policy's flat script. */
@@ -119,7 +118,7 @@ export class PackedLayout {
     const [state, block] = entry.fields as readonly [string, string]
     return this.runPacked(
       entry.plan,
-      entry.plan.packedScript as LuaScript,
+      entry.plan.decide.script as LuaScript,
       [{ key: entry.key, field: state }],
       { key: entry.block as string, field: block },
       entry.request,

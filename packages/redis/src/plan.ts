@@ -2,19 +2,17 @@
  * Owns what RedisStore sends for a set of policies: which script (flat, per-policy, generic),
  * its policy arguments and state keys, worked out once per policies array.
  */
-import { isWide, policyCode, type AlgorithmName, type Policy } from '@sluice/core/web'
-import type { FlatKind } from './flat-outcome'
+import { isWide, policyCode, ROWS, type Policy, type ReplyShape } from '@sluice/core/web'
 import { escapePart, policyKeyId } from './keys'
 import {
-  flatLua,
+  compile,
+  flatShape,
   genericBatchOf,
-  hasPackedFlat,
-  isPairAlgorithm,
-  packedFlatLua,
+  policyVariant,
   script as luaScript,
-  SCRIPTS,
   type LuaScript,
 } from './lua'
+import { routeOf, type Route } from './route'
 
 /** A script the store runs with EVALSHA (see evaluate). */
 export interface LoadedScript {
@@ -61,9 +59,10 @@ export function withBatch(single: LuaScript, batch: LuaScript): PolicyScript {
 
 /** What the store sends for one set of policies, worked out once per policies array. */
 export interface Plan {
-  readonly script: LuaScript
-  /** The generic script (no flat one): rewards and penalties, which flat scripts do not do. */
-  readonly generic: LuaScript
+  /** The path of its consumes, peeks and timed refunds (route.ts). */
+  readonly decide: Route
+  /** The path of its rewards and penalties, which flat scripts do not do. */
+  readonly adjust: Route
   /** Five strings per policy: code, limit, windowMs, burst, precision. */
   readonly args: readonly string[]
   /** Policy key ids (see policyKeyId), in order: the last part of each state key. */
@@ -72,67 +71,18 @@ export interface Plan {
   readonly signature: string
   readonly hasLog: boolean
   /** Set when the script is a flat one (one policy): how to read its one-integer reply. */
-  readonly flat: FlatKind | undefined
+  readonly flat: ReplyShape | undefined
   /** How each policy's reply reads, in the generic scripts' replies too (one per policy). */
-  readonly kinds: readonly FlatKind[]
+  readonly kinds: readonly ReplyShape[]
   readonly policies: readonly Policy[]
   /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
   readonly own: PolicyScript | undefined
   /**
    * A policy is wide (core's isWide): core decides every policy of the plan in this process,
-   * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`).
+   * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`) or on a
+   * packed store's fields.
    */
   readonly wide: boolean
-  /**
-   * On a packed store (RedisStoreOptions.packed), when no policy is wide: the script that
-   * decides its consumes, peeks and timed refunds in one round trip, the packed layout's flat
-   * script of its one policy or the generic `packed` script of several pairs (see
-   * PAIR_ALGORITHMS); `packedGeneric` the one for rewards and penalties (the generic script,
-   * for pairs only). Undefined: compare-and-set (cas/runner.ts).
-   */
-  readonly packedScript: LuaScript | undefined
-  readonly packedGeneric: LuaScript | undefined
-}
-
-/** How each algorithm's scripts reply for one policy (see flat-outcome.ts). */
-const FLAT: Readonly<Record<AlgorithmName, FlatKind>> = {
-  gcra: 'meter',
-  'token-bucket': 'meter',
-  'leaky-bucket': 'shaping',
-  'fixed-window': 'fw',
-  'sliding-window': 'sw',
-  'sliding-log': 'sl',
-}
-
-function scriptFor(policies: readonly Policy[]): LuaScript {
-  const first: AlgorithmName = policies[0].algorithm
-  if (policies.length === 1 && FLAT[first] !== undefined) {
-    return policies[0].anchor === 'first-request'
-      ? SCRIPTS['fixed-window/first-request:1']
-      : SCRIPTS[`${first}:1`]
-  }
-  return genericFor(policies)
-}
-
-function genericFor(policies: readonly Policy[]): LuaScript {
-  const first: AlgorithmName = policies[0].algorithm
-  return policies.every((p) => p.algorithm === first) ? SCRIPTS[first] : SCRIPTS.mixed
-}
-
-/** The packed layout's script of the policies (see Plan.packedScript). */
-function packedScriptFor(policies: readonly Policy[]): LuaScript | undefined {
-  const [{ algorithm, anchor }] = policies
-  if (policies.length === 1 && hasPackedFlat(algorithm)) {
-    return anchor === 'first-request'
-      ? SCRIPTS['fixed-window/first-request:packed']
-      : SCRIPTS[`${algorithm}:packed`]
-  }
-  return packedGenericFor(policies)
-}
-
-/** The packed layout's generic script, when every policy is a pair (see Plan.packedGeneric). */
-function packedGenericFor(policies: readonly Policy[]): LuaScript | undefined {
-  return policies.every((p) => isPairAlgorithm(p.algorithm)) ? SCRIPTS.packed : undefined
 }
 
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
@@ -155,7 +105,6 @@ export class Planner {
   private policyScript(policy: Policy): PolicyScript | undefined {
     const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
     let own = this.policyScripts.get(config)
-    const { algorithm, anchor } = policy
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
         limit: policy.limit,
@@ -164,16 +113,15 @@ export class Planner {
         precision: policy.precision,
         slackMs: Number(this.toleranceMs),
       }
-      // sliding-log has no packed script: keys of its own on a packed store too.
+      const variant = policyVariant(policy)
+      // A log has no packed script: keys of its own on a packed store too.
+      const layout = this.packed && variant.state !== 'log' ? 'packed' : 'keys'
+      // The packed layout has no per-policy script of one call: the shared flat one.
       const single =
-        this.packed && hasPackedFlat(algorithm)
-          ? (packedScriptFor([policy]) as LuaScript)
-          : luaScript(flatLua(algorithm, baked, false, anchor))
-      const batch = luaScript(
-        this.packed && hasPackedFlat(algorithm)
-          ? packedFlatLua(algorithm, baked, true, anchor)
-          : flatLua(algorithm, baked, true, anchor),
-      )
+        layout === 'packed'
+          ? (routeOf([policy], false, true, 'decide').script as LuaScript)
+          : luaScript(compile(flatShape(variant, layout, baked, 'single')))
+      const batch = luaScript(compile(flatShape(variant, layout, baked, 'batch')))
       own = withBatch(single, batch)
       this.policyScripts.set(config, own)
     }
@@ -194,21 +142,19 @@ export class Planner {
         )
       }
       const wide = policies.some(isWide)
-      const flat = policies.length === 1 && !wide ? FLAT[policies[0].algorithm] : undefined
+      const flat = policies.length === 1 && !wide ? ROWS[policies[0].algorithm].reply : undefined
       plan = {
-        script: scriptFor(policies),
-        generic: genericFor(policies),
+        decide: routeOf(policies, wide, this.packed, 'decide'),
+        adjust: routeOf(policies, wide, this.packed, 'adjust'),
         args,
         ids: policies.map(policyKeyId),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
-        hasLog: policies.some((p) => p.algorithm === 'sliding-log'),
+        hasLog: policies.some((p) => ROWS[p.algorithm].state === 'log'),
         flat,
-        kinds: policies.map((p) => FLAT[p.algorithm]),
+        kinds: policies.map((p) => ROWS[p.algorithm].reply),
         policies,
         own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
         wide,
-        packedScript: wide ? undefined : packedScriptFor(policies),
-        packedGeneric: wide ? undefined : packedGenericFor(policies),
       }
       this.plans.set(policies, plan)
     }

@@ -13,13 +13,12 @@ import type {
   StoreRequest,
   StoreResult,
 } from '@sluice/core'
-import type { BlockCache } from '@sluice/core/web'
+import type { BlockCache, ReplyShape } from '@sluice/core/web'
 import { Batcher } from './batch'
 import { ChargeTimes } from './charge-times'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import { RedisSlots } from './slots'
-import type { FlatKind } from './flat-outcome'
 import { keyStem } from './keys'
 import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
@@ -31,9 +30,10 @@ import {
   type Plan,
   type PolicyScript,
 } from './plan'
+import type { Route } from './route'
 import { asResult, flatOutcomes, parseOutcomes } from './replies'
 import { randomToken } from './web-crypto'
-import { CasRunner, type CasOp } from './cas/runner'
+import { CasRunner } from './cas/runner'
 import { KeyStorage, PackedStorage } from './cas/storage'
 import { pushDriverArgs, pushOwnArgs, type ArgSettings, type Op } from './script-args'
 import { PackedLayout } from './packed-layout'
@@ -161,7 +161,7 @@ export class RedisStore implements Store {
       const cached = (this.cache as BlockCache).get(request.key, signature, local)
       if (cached !== undefined) return Promise.resolve({ outcomes: cached })
     }
-    const run = this.run(plan, request, 'c', this.requestId(plan), plan.script)
+    const run = this.run(plan, request, 'c', this.requestId(plan), plan.decide)
     const sent =
       this.serverTime && plan.hasLog ? run.then((o) => this.charges.admitted(request, o)) : run
     if (this.cache === undefined) return sent.then(asResult)
@@ -184,7 +184,7 @@ export class RedisStore implements Store {
 
   async peek(request: StoreRequest): Promise<StoreResult> {
     const plan = this.planner.plan(request.policies)
-    return { outcomes: await this.run(plan, request, 'p', '', plan.script) }
+    return { outcomes: await this.run(plan, request, 'p', '', plan.decide) }
   }
 
   /** With `at`: a refund, in the flat script where there is one. Without: a reward. */
@@ -192,20 +192,20 @@ export class RedisStore implements Store {
     this.cache?.forget(request.key)
     const plan = this.planner.plan(request.policies)
     if (request.at === undefined) {
-      await this.run(plan, request, 'r', '', plan.generic)
+      await this.run(plan, request, 'r', '', plan.adjust)
       return
     }
     // A log's refund removes the timestamps Redis logged, at the time it logged them.
     const exact = this.serverTime && plan.hasLog ? this.charges.exact(request) : request
     const ago = Math.max(0, exact.now - (exact.at as number))
-    await this.run(plan, exact, 'r', String(ago), plan.script)
+    await this.run(plan, exact, 'r', String(ago), plan.decide)
   }
 
   /** One round trip: the generic script's 'x' operation on every policy of the key. */
   async penalize(request: StoreRequest): Promise<void> {
     this.cache?.forget(request.key)
     const plan = this.planner.plan(request.policies)
-    await this.run(plan, request, 'x', this.requestId(plan), plan.generic)
+    await this.run(plan, request, 'x', this.requestId(plan), plan.adjust)
   }
 
   /** Sets (or, with until <= now, lifts) the key's block: one round trip, the block script. */
@@ -257,38 +257,51 @@ export class RedisStore implements Store {
     return plan.hasLog ? `${this.instance}:${(this.requests++).toString(36)}` : ''
   }
 
-  /** Not async: the callers are, and one promise per call fewer shows in the profile. */
+  /**
+   * Runs an operation on its route (route.ts): by the layout, the one place a decision's path is
+   * chosen. Not async: the callers are, and one promise per call fewer shows in the profile.
+   */
   private run(
     plan: Plan,
     request: StoreRequest,
     op: Op,
     extra: string,
-    script: LuaScript,
+    route: Route,
   ): Promise<PolicyOutcome[]> {
-    // A log is a sorted set per key, which no field holds: sliding-log plans keep keys of
-    // their own on a packed store too.
-    if (this.packed !== undefined && !plan.hasLog) {
-      return this.packed.run(plan, request, op, extra, script)
+    switch (route.layout) {
+      case 'packed':
+        return (this.packed as PackedLayout).run(plan, route, request, op, extra)
+      case 'wide':
+        return this.runWide(plan, request, op)
+      case 'keys':
+        // A flat route runs the policy's own script while it has one.
+        return route.engine === 'flat' && plan.own !== undefined
+          ? this.runOwn(plan, plan.own, request, op, extra)
+          : this.runKeys(plan, route.script as LuaScript, request, op, extra)
     }
-    if (plan.own !== undefined && script === plan.script) {
-      return this.runOwn(plan, plan.own, request, op, extra)
-    }
+  }
+
+  /** Core's transitions by compare-and-set, on state keys of their own ending in `:v`. */
+  private runWide(plan: Plan, request: StoreRequest, op: Op): Promise<PolicyOutcome[]> {
+    const stem = keyStem(this.prefix, request.key)
+    const places = plan.ids.map((id, i) => ({
+      key: stateKey(stem, request.keys, i, id) + ':v',
+      field: '',
+    }))
+    return this.wide.run(places, { key: stem + 'b', field: '' }, plan.policies, request, op)
+  }
+
+  /** A shared script (flat or generic) on keys of their own: the driver's KEYS and ARGV. */
+  private runKeys(
+    plan: Plan,
+    script: LuaScript,
+    request: StoreRequest,
+    op: Op,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
     const keys = request.keys
-    if (plan.wide) {
-      const places = plan.ids.map((id, i) => ({
-        key: stateKey(stem, keys, i, id) + ':v',
-        field: '',
-      }))
-      return this.wide.run(
-        places,
-        { key: stem + 'b', field: '' },
-        plan.policies,
-        request,
-        op as CasOp,
-      )
-    }
     const declared = this.client.isCluster ? n : n + 1
     // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
     const args: string[] = [script.sha, String(declared)]
@@ -393,7 +406,7 @@ export class RedisStore implements Store {
     return evaluate(this.client, own, args, (reply) =>
       op === 'r'
         ? []
-        : flatOutcomes(plan.flat as FlatKind, reply, plan.policies[0], request, this.serverTime),
+        : flatOutcomes(plan.flat as ReplyShape, reply, plan.policies[0], request, this.serverTime),
     )
   }
 }

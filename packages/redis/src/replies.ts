@@ -3,7 +3,8 @@
  * (flat-outcome.ts), the generic scripts' five integers per policy.
  */
 import type { Policy, PolicyOutcome, StoreRequest, StoreResult } from '@sluice/core'
-import { flatOutcome, type FlatKind } from './flat-outcome'
+import type { ReplyShape } from '@sluice/core/web'
+import { flatOutcome } from './flat-outcome'
 import { describeValue } from './keys'
 import type { Plan } from './plan'
 
@@ -24,10 +25,16 @@ export function decidedOn(outcomes: PolicyOutcome[], now: number | undefined): P
  * The script's `now` where its reply carries it: sliding-window's first integer, sliding-log's
  * fourth, an admitted fixed-window's second (with server time).
  */
-function replyNow(kind: FlatKind, reply: unknown): number | undefined {
+function replyNow(kind: ReplyShape, reply: unknown): number | undefined {
   if (!Array.isArray(reply)) return undefined
   const now: unknown =
-    kind === 'sw' ? reply[0] : kind === 'sl' ? reply[3] : kind === 'fw' ? reply[1] : undefined
+    kind === 'ring'
+      ? reply[0]
+      : kind === 'log'
+        ? reply[3]
+        : kind === 'window'
+          ? reply[1]
+          : undefined
   return typeof now === 'number' ? now : undefined
 }
 
@@ -39,7 +46,7 @@ export function asResult(outcomes: PolicyOutcome[]): StoreResult {
 
 /** A flat script's reply as the outcomes of its one policy; `timed`: remember when Redis decided. */
 export function flatOutcomes(
-  kind: FlatKind,
+  kind: ReplyShape,
   reply: unknown,
   policy: Policy,
   request: StoreRequest,
@@ -51,7 +58,7 @@ export function flatOutcomes(
 
 /** The outcome of a flat script's reply (see flat-outcome.ts); throws on a malformed one. */
 export function flatReply(
-  kind: FlatKind,
+  kind: ReplyShape,
   reply: unknown,
   policy: Policy,
   request: StoreRequest,

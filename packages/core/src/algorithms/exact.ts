@@ -1,14 +1,32 @@
 /**
  * Owns exact integer products and quotients past what a double holds: `a x b / c` for the
  * sliding window's weighted counter, and floor and ceiling division of BigInts for the wide
- * meters (wide-meter.ts).
+ * meters (meter.ts).
  */
+
+/**
+ * Largest `capacity x window` the narrow arithmetic takes: below it every step is an exact
+ * integer in a double and in Lua. Past it a policy is wide (isWide): exact BigInt arithmetic in
+ * core, and stores that compute in doubles elsewhere (RedisStore's Lua) hand it to core.
+ */
+export const MAX_SAFE_PRODUCT = 2 ** 50
+
+/**
+ * Whether `policy` passes MAX_SAFE_PRODUCT: budgets such as 10^9 tokens a day. Its meters then
+ * run their wide (BigInt) transitions; the counters need none (their products go through
+ * mulDivFloor and its kin here).
+ */
+export function isWide(policy: { limit: number; burst: number; windowMs: number }): boolean {
+  return (
+    (policy.limit > policy.burst ? policy.limit : policy.burst) * policy.windowMs > MAX_SAFE_PRODUCT
+  )
+}
 
 /**
  * Products up to 2^50 take the double path: there, dividing the rounded product and flooring it
  * is exact (the quotient's error stays below 1 / divisor). Past it, BigInt.
  */
-const EXACT_PRODUCT = 2 ** 50
+const EXACT_PRODUCT = MAX_SAFE_PRODUCT
 
 /** floor(a x b / c) for non-negative integers a, b and positive c, exact at any size. */
 export function mulDivFloor(a: number, b: number, c: number): number {

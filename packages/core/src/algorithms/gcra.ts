@@ -1,9 +1,8 @@
 /**
  * Owns GCRA (the generic cell rate algorithm): one theoretical arrival time per key, a meter.
  */
-import type { Policy } from '../policy'
-import type { Algorithm, StateVector } from './types'
-import { decideMeter, penalized } from './meter'
+import type { Algorithm, PolicyNumbers, StateVector } from './types'
+import { decideMeter, penalized, wideMeter } from './meter'
 
 /*
  * Generic cell rate algorithm: one theoretical arrival time (TAT) per key. A request may pass
@@ -12,7 +11,7 @@ import { decideMeter, penalized } from './meter'
  * emission interval such as 1000/3 ms adds up exactly. State: [tatMs, tatRemainder].
  */
 
-function backlog(s: StateVector, b: number, now: number, policy: Policy): number {
+function backlog(s: StateVector, b: number, now: number, policy: PolicyNumbers): number {
   const ahead = (s[b] - now) * policy.limit + s[b + 1]
   return ahead > 0 ? ahead : 0
 }
@@ -21,7 +20,7 @@ function setTat(
   s: StateVector,
   b: number,
   now: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   backlogAfter: number,
 ): void {
   if (backlogAfter <= 0) {
@@ -39,9 +38,14 @@ function setTat(
  * When a TAT state is empty again: its TAT, rounded up to whole ms; 0 when it is empty. A TAT
  * of 0 ms with a remainder is not empty (a penalty at time 0 makes one).
  */
-export function tatExpiry(s: StateVector, b: number): number {
+function tatExpiry(s: StateVector, b: number): number {
   if (s[b] <= 0 && s[b + 1] <= 0) return 0
   return s[b] + (s[b + 1] > 0 ? 1 : 0)
+}
+
+/** The state whose backlog at time 0 is `backlog`: how RedisStore reads its scripts' reply. */
+export function gcraAtBacklog(s: StateVector, backlog: number, policy: PolicyNumbers): void {
+  setTat(s, 0, 0, policy, backlog)
 }
 
 export const gcra: Algorithm = {
@@ -65,3 +69,33 @@ export const gcra: Algorithm = {
   },
   expiresAt: tatExpiry,
 }
+
+/*
+ * Wide policies (isWide): the same state, [tatMs, tatRemainder] (the remainder is below
+ * `limit`), the backlog between them a BigInt.
+ */
+
+function tatBacklogWide(s: StateVector, b: number, now: number, policy: PolicyNumbers): bigint {
+  const ahead = BigInt(Math.floor(s[b] - now)) * BigInt(policy.limit) + BigInt(s[b + 1])
+  return ahead > 0n ? ahead : 0n
+}
+
+function setTatWide(
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: PolicyNumbers,
+  after: bigint,
+): void {
+  if (after <= 0n) {
+    s[b] = 0
+    s[b + 1] = 0
+    return
+  }
+  const limit = BigInt(policy.limit)
+  const wholeMs = after / limit
+  s[b] = now + Number(wholeMs)
+  s[b + 1] = Number(after - wholeMs * limit)
+}
+
+export const gcraWide = wideMeter(2, tatBacklogWide, setTatWide, false, tatExpiry)

@@ -1,43 +1,34 @@
 /**
- * Owns the table of algorithms by name, as policies and stores look them up.
+ * Owns looking the algorithms up by name and by policy, from the registry (registry.ts).
  */
-import { isWide, type AlgorithmName, type Policy } from '../policy'
+import type { WindowAnchor } from '../policy'
+import { isWide } from './exact'
+import { ALGORITHM_NAMES, ROWS, type AlgorithmName } from './registry'
 import type { Algorithm } from './types'
-import { firstRequestWindow } from './first-request-window'
-import { fixedWindow } from './fixed-window'
-import { gcra } from './gcra'
-import { leakyBucket } from './leaky-bucket'
-import { slidingLog } from './sliding-log'
-import { slidingWindow } from './sliding-window'
-import { tokenBucket } from './token-bucket'
-import { gcraWide, leakyBucketWide, tokenBucketWide } from './wide-meter'
 
-export type { Algorithm, Decide, StateVector } from './types'
-export { decideThenApply, newOutcome } from './types'
+export type { Algorithm, Decide, PolicyNumbers, StateVector } from './types'
+export { decideThenApply } from './types'
+export * from './registry'
 
-export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = {
-  'fixed-window': fixedWindow,
-  'sliding-window': slidingWindow,
-  'sliding-log': slidingLog,
-  'token-bucket': tokenBucket,
-  'leaky-bucket': leakyBucket,
-  gcra,
-}
-
-/** The meters' transitions for wide policies (see isWide); the counters are exact at any size. */
-const WIDE: Partial<Record<AlgorithmName, Algorithm>> = {
-  'token-bucket': tokenBucketWide,
-  'leaky-bucket': leakyBucketWide,
-  gcra: gcraWide,
-}
+/** Each algorithm's (narrow) transitions, by name. */
+export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = Object.fromEntries(
+  ALGORITHM_NAMES.map((name) => [name, ROWS[name].narrow]),
+) as Record<AlgorithmName, Algorithm>
 
 /**
  * The transitions `policy` runs: its algorithm's; fixed-window's per-key variant's; a meter's
  * wide one when the policy is wide.
  */
-export function algorithmOf(
-  policy: Pick<Policy, 'algorithm' | 'anchor' | 'limit' | 'burst' | 'windowMs'>,
-): Algorithm {
-  if (policy.anchor === 'first-request') return firstRequestWindow
-  return (isWide(policy) && WIDE[policy.algorithm]) || algorithms[policy.algorithm]
+export function algorithmOf(policy: {
+  readonly algorithm: AlgorithmName
+  readonly anchor: WindowAnchor
+  readonly limit: number
+  readonly burst: number
+  readonly windowMs: number
+}): Algorithm {
+  const row = ROWS[policy.algorithm]
+  if (policy.anchor === 'first-request' && row.firstRequest !== undefined) {
+    return row.firstRequest.narrow
+  }
+  return row.wide !== undefined && isWide(policy) ? row.wide : row.narrow
 }

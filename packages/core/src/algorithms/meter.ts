@@ -1,9 +1,17 @@
 /**
  * Owns what the meter algorithms (token-bucket, leaky-bucket, gcra) share: a debt that drains
- * at the refill rate, the decision over it, and penalties.
+ * at the refill rate, the decision over it, and penalties; each twice, side by side: on a
+ * double (narrow policies) and on a BigInt (wide ones, see isWide), the same cases in the same
+ * order. test/narrow-wide.test.ts holds the two to the same answers at the 2^50 boundary.
  */
-import type { Policy, PolicyOutcome } from '../policy'
-import { rejectForever } from './types'
+import { ceilDiv, floorDiv } from './exact'
+import {
+  rejectForever,
+  type Algorithm,
+  type PolicyNumbers,
+  type PolicyOutcome,
+  type StateVector,
+} from './types'
 
 /*
  * token-bucket, leaky-bucket and gcra measure the same thing: a backlog that every admitted
@@ -35,7 +43,7 @@ import { rejectForever } from './types'
  */
 export function decideMeter(
   backlog: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
@@ -59,7 +67,7 @@ export function decideMeter(
 /** decideMeter past its common case, a plain request that fits (kept apart to keep that small). */
 function decideMeterRest(
   backlog: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   shaping: boolean,
@@ -102,7 +110,7 @@ function decideMeterRest(
 }
 
 /** Backlog left at `now` from `level` recorded at `last`. */
-export function drained(level: number, last: number, now: number, policy: Policy): number {
+export function drained(level: number, last: number, now: number, policy: PolicyNumbers): number {
   if (now <= last) return level
   const left = level - (now - last) * policy.limit
   return left > 0 ? left : 0
@@ -112,8 +120,127 @@ export function drained(level: number, last: number, now: number, policy: Policy
  * The backlog after a penalty of `cost`: raised by cost x window but never past the capacity;
  * a backlog already past it (a reservation, a soft limit) is kept.
  */
-export function penalized(backlog: number, policy: Policy, cost: number): number {
+export function penalized(backlog: number, policy: PolicyNumbers, cost: number): number {
   const capacity = policy.burst * policy.windowMs
   const raised = Math.min(capacity, backlog + cost * policy.windowMs)
   return raised > backlog ? raised : backlog
+}
+
+/*
+ * Wide policies (capacity x window past 2^50, see isWide): the backlog is multiplied by the
+ * window as above, so every step is integer arithmetic; only its size differs (10^12 tokens a
+ * month is 2.7 x 10^21 there), so it is a BigInt. Every slot of a state stays below 2^53.
+ * Decisions are what decideMeter would answer with unbounded integers: exact, no rounding.
+ */
+
+/** decideMeter (meter.ts) on a BigInt backlog: the same cases, in the same order. */
+export function decideMeterWide(
+  backlog: bigint,
+  policy: PolicyNumbers,
+  cost: number,
+  out: PolicyOutcome,
+  shaping: boolean,
+  maxDelayMs = 0,
+): void {
+  const window = BigInt(policy.windowMs)
+  const limit = BigInt(policy.limit)
+  const capacity = BigInt(policy.burst) * window
+  const need = BigInt(cost) * window
+  out.delayMs = 0
+  if (cost > policy.burst) {
+    return rejectForever(
+      out,
+      Number(floorDiv(capacity - backlog, window)),
+      Number(ceilDiv(backlog, limit)),
+    )
+  }
+  if (maxDelayMs > 0 && cost > 0) {
+    // The wait before going, in backlog units (x limit per ms); <= 0: none.
+    const ahead = shaping ? backlog : backlog + need - capacity
+    const reserve = BigInt(maxDelayMs) * limit
+    if (ahead <= reserve) {
+      const left = floorDiv(capacity - backlog - need, window)
+      admit(out, left > 0n ? left : 0n, ceilDiv(backlog + need, limit))
+      out.delayMs = ahead > 0n ? Number(ceilDiv(ahead, limit)) : 0
+    } else {
+      refuse(out, capacity, backlog, window, limit, ceilDiv(ahead - reserve, limit))
+    }
+    return
+  }
+  const left = capacity - backlog - need
+  if (left < 0n) return refuse(out, capacity, backlog, window, limit, ceilDiv(-left, limit))
+  admit(out, floorDiv(left, window), ceilDiv(backlog + need, limit))
+  // Units ahead of this one leave first, one every windowMs / limit ms.
+  if (shaping && cost > 0) out.delayMs = Number(ceilDiv(backlog, limit))
+}
+
+function admit(out: PolicyOutcome, remaining: bigint, resetMs: bigint): void {
+  out.allowed = true
+  out.remaining = Number(remaining)
+  out.resetMs = Number(resetMs)
+  out.retryAfterMs = 0
+}
+
+function refuse(
+  out: PolicyOutcome,
+  capacity: bigint,
+  backlog: bigint,
+  window: bigint,
+  limit: bigint,
+  retryAfterMs: bigint,
+): void {
+  const left = floorDiv(capacity - backlog, window)
+  out.allowed = false
+  out.remaining = left > 0n ? Number(left) : 0
+  out.resetMs = Number(ceilDiv(backlog, limit))
+  out.retryAfterMs = Number(retryAfterMs)
+  out.delayMs = 0
+}
+
+/** penalized (meter.ts): raised by cost x window, never past the capacity, never lowered. */
+function penalizedWide(backlog: bigint, policy: PolicyNumbers, cost: number): bigint {
+  const window = BigInt(policy.windowMs)
+  const capacity = BigInt(policy.burst) * window
+  const raised = backlog + BigInt(cost) * window
+  const capped = raised < capacity ? raised : capacity
+  return capped > backlog ? capped : backlog
+}
+
+/** The cost of `cost` units in backlog terms. */
+const units = (cost: number, policy: PolicyNumbers): bigint =>
+  BigInt(cost) * BigInt(policy.windowMs)
+
+type Backlog = (s: StateVector, b: number, now: number, policy: PolicyNumbers) => bigint
+type SetBacklog = (
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: PolicyNumbers,
+  after: bigint,
+) => void
+
+/** A wide meter from how it reads and stores its backlog: the transitions are the same. */
+export function wideMeter(
+  slots: number,
+  backlog: Backlog,
+  set: SetBacklog,
+  shaping: boolean,
+  expiresAt: Algorithm['expiresAt'],
+): Algorithm {
+  return {
+    slots: () => slots,
+    decide(s, b, now, policy, cost, out, maxDelayMs) {
+      decideMeterWide(backlog(s, b, now, policy), policy, cost, out, shaping, maxDelayMs)
+    },
+    apply(s, b, now, policy, cost) {
+      set(s, b, now, policy, backlog(s, b, now, policy) + units(cost, policy))
+    },
+    refund(s, b, now, policy, cost) {
+      set(s, b, now, policy, backlog(s, b, now, policy) - units(cost, policy))
+    },
+    penalize(s, b, now, policy, cost) {
+      set(s, b, now, policy, penalizedWide(backlog(s, b, now, policy), policy, cost))
+    },
+    expiresAt,
+  }
 }

@@ -2,8 +2,7 @@
  * Owns the sliding-window algorithm: counters per bucket, the oldest weighted by its overlap
  * with the window, and the wait and reset times they imply.
  */
-import type { Policy, PolicyOutcome } from '../policy'
-import type { Algorithm, StateVector } from './types'
+import type { Algorithm, PolicyNumbers, PolicyOutcome, StateVector } from './types'
 import { decideThenApply, modulo, rejectForever, windowIndex } from './types'
 import { mulDivCeil, mulDivFloor, productAtLeast } from './exact'
 
@@ -18,7 +17,7 @@ import { mulDivCeil, mulDivFloor, productAtLeast } from './exact'
  * (exact.ts: a wide policy's counter x bucket length may pass 2^53).
  */
 
-function count(s: StateVector, b: number, policy: Policy, bucket: number): number {
+function count(s: StateVector, b: number, policy: PolicyNumbers, bucket: number): number {
   const newest = s[b]
   const ring = policy.precision + 1
   if (bucket > newest || bucket <= newest - ring || bucket < 0) return 0
@@ -35,7 +34,7 @@ function ringSlot(bucket: number, ring: number): number {
 }
 
 /** Bucket length in ms (no division in the common precision 1). */
-function bucketMs(policy: Policy): number {
+function bucketMs(policy: PolicyNumbers): number {
   return policy.precision === 1 ? policy.windowMs : policy.windowMs / policy.precision
 }
 
@@ -56,7 +55,7 @@ function slotBefore(fromSlot: number, from: number, j: number, ring: number): nu
 function usedAt(
   s: StateVector,
   b: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   now: number,
   size: number,
   bucket: number,
@@ -75,7 +74,7 @@ function usedAt(
 function usedOverRing(
   s: StateVector,
   b: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   now: number,
   size: number,
   bucket: number,
@@ -98,7 +97,13 @@ function usedOverRing(
 }
 
 /** ms from `now` until floor(estimate) + cost <= limit, if no other request arrives. */
-function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: number): number {
+function waitFor(
+  s: StateVector,
+  b: number,
+  policy: PolicyNumbers,
+  now: number,
+  cost: number,
+): number {
   const size = bucketMs(policy)
   const first = windowIndex(now, size)
   for (let bucket = first; bucket <= first + policy.precision + 1; bucket++) {
@@ -120,7 +125,7 @@ function waitFor(s: StateVector, b: number, policy: Policy, now: number, cost: n
 }
 
 /** The newest bucket that still holds a count (-1: none); every older one is gone before it. */
-function newestCounted(s: StateVector, b: number, policy: Policy): number {
+function newestCounted(s: StateVector, b: number, policy: PolicyNumbers): number {
   const ring = policy.precision + 1
   const newest = s[b]
   let slot = ringSlot(newest, ring)
@@ -132,7 +137,7 @@ function newestCounted(s: StateVector, b: number, policy: Policy): number {
 }
 
 /** When every counted request has left the window (0: none counted): the state's expiry. */
-function resetAt(s: StateVector, b: number, policy: Policy, size: number): number {
+function resetAt(s: StateVector, b: number, policy: PolicyNumbers, size: number): number {
   const bucket = newestCounted(s, b, policy)
   return bucket < 0 ? 0 : (bucket + policy.precision + 1) * size
 }
@@ -145,7 +150,13 @@ function resetAt(s: StateVector, b: number, policy: Policy, size: number): numbe
  * all of it is.) A fixed moment, so a reset told earlier counts down to it (RedisStore's block
  * cache answers so).
  */
-function releaseAt(s: StateVector, b: number, policy: Policy, size: number, now: number): number {
+function releaseAt(
+  s: StateVector,
+  b: number,
+  policy: PolicyNumbers,
+  size: number,
+  now: number,
+): number {
   const bucket = newestCounted(s, b, policy)
   if (bucket < 0) return 0
   const fades = (bucket + policy.precision) * size
@@ -158,7 +169,7 @@ function refuse(
   b: number,
   rawNow: number,
   now: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   used: number,

@@ -1,8 +1,9 @@
 /**
  * Owns the token-bucket algorithm (and the bucket shape leaky-bucket shares with it).
  */
-import type { Algorithm } from './types'
-import { decideMeter, drained, penalized } from './meter'
+import type { Algorithm, PolicyNumbers, StateVector } from './types'
+import { ceilDiv } from './exact'
+import { decideMeter, drained, penalized, wideMeter } from './meter'
 
 /**
  * A bucket of `burst` tokens refilled lazily at `limit` per window; a request takes `cost`.
@@ -39,4 +40,48 @@ export function bucketAlgorithm(shaping: boolean): Algorithm {
   }
 }
 
+/** The bucket whose backlog at time 0 is `backlog`: how RedisStore reads its scripts' reply. */
+export function bucketAtBacklog(s: StateVector, backlog: number): void {
+  s[0] = backlog
+  s[1] = 0
+}
+
 export const tokenBucket = bucketAlgorithm(false)
+
+/*
+ * Wide policies (isWide): [whole units missing, remainder x windowMs, lastRefill], the backlog
+ * split at the window instead of one number, hence three slots where the narrow bucket has two.
+ */
+
+/** The backlog at `now` (drained since the last refill; held while the clock is behind it). */
+function bucketBacklog(s: StateVector, b: number, now: number, policy: PolicyNumbers): bigint {
+  const level = BigInt(s[b]) * BigInt(policy.windowMs) + BigInt(s[b + 1])
+  if (now <= s[b + 2]) return level
+  const left = level - BigInt(Math.floor(now - s[b + 2])) * BigInt(policy.limit)
+  return left > 0n ? left : 0n
+}
+
+function setBucket(
+  s: StateVector,
+  b: number,
+  now: number,
+  policy: PolicyNumbers,
+  level: bigint,
+): void {
+  const window = BigInt(policy.windowMs)
+  const whole = level > 0n ? level / window : 0n
+  s[b] = Number(whole)
+  s[b + 1] = level > 0n ? Number(level - whole * window) : 0
+  s[b + 2] = Math.max(now, s[b + 2])
+}
+
+function bucketExpiry(s: StateVector, b: number, policy: PolicyNumbers): number {
+  const level = BigInt(s[b]) * BigInt(policy.windowMs) + BigInt(s[b + 1])
+  return level > 0n ? s[b + 2] + Number(ceilDiv(level, BigInt(policy.limit))) : 0
+}
+
+/** A bucket's transitions for wide policies; with `shaping`, leaky-bucket's. */
+export const bucketWide = (shaping: boolean): Algorithm =>
+  wideMeter(3, bucketBacklog, setBucket, shaping, bucketExpiry)
+
+export const tokenBucketWide = bucketWide(false)

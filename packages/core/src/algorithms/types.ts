@@ -1,9 +1,35 @@
 /**
- * Owns the contract of an algorithm: its state vector, decide and consume, and the outcome helpers
- * every algorithm uses.
+ * Owns the contract of an algorithm: the policy numbers it reads, its state vector, decide and
+ * consume, its outcome, and the outcome helpers every algorithm uses. Nothing here imports the
+ * rest of core, so the algorithms and their registry sit below policy.ts.
  */
-import { Verdict } from '../decision'
-import type { Policy, PolicyOutcome } from '../policy'
+
+/**
+ * What a transition reads of a policy (core's Policy has these and more): requests (cost
+ * units) per window, the window in ms, the capacity of a meter, and sliding-window's buckets.
+ */
+export interface PolicyNumbers {
+  readonly limit: number
+  readonly windowMs: number
+  readonly burst: number
+  readonly precision: number
+}
+
+/** What one policy says about one request; all integers (or Infinity) so Lua can return them. */
+export interface PolicyOutcome {
+  allowed: boolean
+  /** Whole requests (cost units) still allowed now, after this one when it was admitted. */
+  remaining: number
+  /**
+   * ms until the policy's quota is fully restored; sliding-window: until its newest requests
+   * begin to fade (at most one window, 0 once they fade; whole one bucket later).
+   */
+  resetMs: number
+  /** 0 when allowed; else ms until a request of this cost could pass (Infinity: it never can). */
+  retryAfterMs: number
+  /** leaky-bucket only: ms to hold the admitted request so output leaves at `limit / window`. */
+  delayMs: number
+}
 
 /**
  * A key's state for one policy: numeric slots at `base` in a flat vector (a row of a
@@ -16,7 +42,7 @@ export type Decide = (
   state: StateVector,
   base: number,
   now: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   maxDelayMs?: number,
@@ -30,7 +56,7 @@ export type Decide = (
  */
 export interface Algorithm {
   /** Slots the state of `policy` occupies (fixed for a given policy). */
-  slots(policy: Policy): number
+  slots(policy: PolicyNumbers): number
   /**
    * What a request of `cost` (0 = just look) would get at `now`. Fills `out`; changes nothing.
    * `maxDelayMs` (meters only; counters ignore it): a request that does not fit now is still
@@ -44,7 +70,7 @@ export interface Algorithm {
    */
   consume?: Decide
   /** Takes `cost` for an admitted request. Call only after `decide` admitted it. */
-  apply(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
+  apply(state: StateVector, base: number, now: number, policy: PolicyNumbers, cost: number): void
   /**
    * Gives back `cost` taken at `at`: never below empty, never into a window that has reset.
    * `at` undefined (a reward): taken from the newest usage that still counts, never below empty.
@@ -53,7 +79,7 @@ export interface Algorithm {
     state: StateVector,
     base: number,
     now: number,
-    policy: Policy,
+    policy: PolicyNumbers,
     cost: number,
     at?: number,
   ): void
@@ -62,9 +88,9 @@ export interface Algorithm {
    * up to `limit` (sliding-log: at most `limit` live timestamps), meters up to their capacity.
    * Usage already beyond full (a soft limit, a reservation) is left as it is.
    */
-  penalize(state: StateVector, base: number, now: number, policy: Policy, cost: number): void
+  penalize(state: StateVector, base: number, now: number, policy: PolicyNumbers, cost: number): void
   /** When the state is empty again (ms); 0 when it already is. Stores use it as the expiry. */
-  expiresAt(state: StateVector, base: number, policy: Policy): number
+  expiresAt(state: StateVector, base: number, policy: PolicyNumbers): number
 }
 
 /** Fills `out` for a request whose cost can never fit the policy's capacity. */
@@ -102,11 +128,6 @@ export function decideWindow(
   }
 }
 
-/** A blank outcome for `policy`: a Verdict, so a single-policy limiter can return it as the Decision. */
-export function newOutcome(policy: Policy): Verdict {
-  return new Verdict(policy)
-}
-
 /**
  * `a % m` for integers 0 <= a < 2^53 and m > 0. On values past 2^31 (ms timestamps, bucket
  * numbers) V8 compiles `%` to a call of C's fmod, about ten times slower than this; for such
@@ -140,7 +161,7 @@ export function decideThenApply(
   s: StateVector,
   b: number,
   now: number,
-  policy: Policy,
+  policy: PolicyNumbers,
   cost: number,
   out: PolicyOutcome,
   maxDelayMs?: number,

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from '../errors'
 import type { Decision } from '../decision'
+import { listNames } from '../algorithms/registry'
 import { METER_ALGORITHMS } from '../policy'
 import { boundedStoreCall } from '../store-call/bounded'
 import type { WaitOptions } from './types'
@@ -76,7 +77,7 @@ export function createWait(
     }
     if (counterPolicy !== undefined) {
       throw new ConfigError(
-        `\`wait\` needs a meter algorithm (token-bucket, leaky-bucket or gcra) to reserve a slot; policy ${JSON.stringify(counterPolicy.name)} uses ${JSON.stringify(counterPolicy.algorithm)}`,
+        `\`wait\` needs a meter algorithm (${listNames([...METER_ALGORITHMS])}) to reserve a slot; policy ${JSON.stringify(counterPolicy.name)} uses ${JSON.stringify(counterPolicy.algorithm)}`,
       )
     }
     const cost = waitOptions?.cost === undefined ? 1 : checkCost(waitOptions.cost)

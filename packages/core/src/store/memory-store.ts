@@ -3,8 +3,8 @@
  * synchronously.
  */
 import { MemorySlots } from '../concurrency/slots'
-import { algorithmOf, decideThenApply, newOutcome } from '../algorithms'
-import { Verdict } from '../decision'
+import { algorithmOf, decideThenApply } from '../algorithms'
+import { newOutcome, Verdict } from '../decision'
 import { invalidOption } from '../errors'
 import { checkKnownOptions, checkPositiveInteger } from '../options'
 import type { Policy, PolicyOutcome } from '../policy'

@@ -2,14 +2,14 @@
  * `store.block`: the key's block, kept apart from its counters so that no consume overwrites
  * it. The value is the time it ends (ms, on the scripts' clock), and the item expires then, so
  * a lifted block costs nothing. The other scripts GET it before anything else (driver.ts,
- * flat.ts).
+ * flat/frame.ts).
  *
  * KEYS[1]  `<prefix>:{<escaped key>}:b`
  * ARGV[1]  now in ms, or '' to read Redis TIME (time: 'server')
  * ARGV[2]  how long the block holds from now (ms): the limiter's until - now; <= 0 lifts it
  * ARGV[3]  ms added to the TTL (time: 'client' clock tolerance; 0 with server time)
  * KEYS[2]  standalone Redis only: `<prefix>:blocks`, kept alive at least as long as this block,
- *          so batch scripts (flat.ts) look for blocks only while it exists. A Cluster cannot
+ *          so batch scripts (flat/frame.ts) look for blocks only while it exists. A Cluster cannot
  *          touch it in the same script (another slot), and runs no batches.
  *
  * A later block replaces an earlier one (SET), whichever ends first.

@@ -33,7 +33,7 @@
  * cluster refuses mid-migration (the block already moved, the state not yet) reads as no block.
  *
  * Returns (consume, peek) one reply per policy, the one its flat script would give (see
- * flat.ts): the state as decide reads it (the backlog of a meter, a fixed window's count and
+ * flat/frame.ts): the state as decide reads it (the backlog of a meter, a fixed window's count and
  * wait, a sliding window's counters, a log's summary), before this request. The store computes
  * each outcome from it with core's own decide (flat-outcome.ts); the scripts only test
  * admission. While the key is blocked every policy answers -(ms until it ends) and nothing is

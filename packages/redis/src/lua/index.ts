@@ -1,29 +1,24 @@
 /**
- * Owns the Lua scripts RedisStore loads: assembled per algorithm, named, and their SHA1s.
+ * Owns the scripts RedisStore loads: the table of their shapes (compiled by compile.ts from the
+ * registry's Lua fragments), the fixed scripts beside them, and their SHA1s.
  */
-import type { AlgorithmName, WindowAnchor } from '@sluice/core'
-import { BLOCK } from './block'
-import { DRIVER, DRIVER_BATCH } from './driver'
-import { FIXED_WINDOW } from './fixed-window'
 import {
-  bucketFlat,
-  fixedWindowFlat,
-  gcraFlat,
-  slidingLogFlat,
-  slidingWindowFlat,
-  slidingWindowPackedFlat,
-  type BakedPolicy,
-} from './flat'
-import { GCRA } from './gcra'
-import { LEAKY_BUCKET } from './leaky-bucket'
-import { METER } from './meter'
-import { KEY_STATE, PRELUDE } from './prelude'
-import { PACKED_STATE } from './packed'
-import { SLIDING_LOG } from './sliding-log'
-import { SLIDING_WINDOW } from './sliding-window'
-import { TOKEN_BUCKET } from './token-bucket'
+  REGISTRY,
+  ROWS,
+  type AlgorithmName,
+  type AlgorithmRow,
+  type Policy,
+  type WindowAnchor,
+} from '@sluice/core/web'
+import { BLOCK } from './block'
 import { PACKED_READ, PACKED_WRITE, WIDE_READ, WIDE_WRITE } from './cas'
+import { compile } from './compile'
+
+export { compile } from './compile'
+import type { BakedPolicy, Calls, FlatShape, Layout, ScriptShape, Variant } from './shape'
 import { sha1Hex } from '../web-crypto'
+
+export type { BakedPolicy } from './shape'
 
 /** One Lua script as RedisStore runs it (EVALSHA, and EVAL to load it). */
 export interface LuaScript {
@@ -32,21 +27,151 @@ export interface LuaScript {
   readonly sha: string
 }
 
-const BODIES: Readonly<Record<AlgorithmName, string>> = {
-  'fixed-window': FIXED_WINDOW,
-  'sliding-window': SLIDING_WINDOW,
-  'sliding-log': SLIDING_LOG,
-  'token-bucket': TOKEN_BUCKET,
-  'leaky-bucket': LEAKY_BUCKET,
-  gcra: GCRA,
+export function script(lua: string): LuaScript {
+  return { lua, sha: sha1Hex(lua) }
 }
 
-const NEEDS_METER: ReadonlySet<AlgorithmName> = new Set(['token-bucket', 'leaky-bucket', 'gcra'])
+const variantOf = (row: AlgorithmRow): Variant => ({
+  code: row.code,
+  state: row.state,
+  lua: row.lua,
+})
 
-export type { BakedPolicy } from './flat'
+/** A policy's variant: its algorithm's, or the one anchored at each key's first request. */
+export function policyVariant(policy: Pick<Policy, 'algorithm' | 'anchor'>): Variant {
+  const row = ROWS[policy.algorithm]
+  const first = policy.anchor === 'first-request' ? row.firstRequest : undefined
+  return first === undefined
+    ? variantOf(row)
+    : { code: first.code, state: row.state, lua: first.lua }
+}
+
+/** Whether a variant's state is two integers: the packed layout's generic script takes those. */
+const isPair = (variant: Variant): boolean => variant.state === 'pair'
+
+/** Whether a flat script runs the algorithm on the packed layout: all but a log, which no field holds. */
+export const hasPackedFlat = (algorithm: AlgorithmName): boolean => ROWS[algorithm].state !== 'log'
+
+/** Whether every policy's state is a pair (the packed layout's generic script). */
+export const allPairs = (policies: readonly Pick<Policy, 'algorithm' | 'anchor'>[]): boolean =>
+  policies.every((p) => isPair(policyVariant(p)))
+
+const generic = (variants: readonly Variant[], layout: Layout, calls: Calls): ScriptShape => ({
+  engine: 'generic',
+  variants,
+  layout,
+  calls,
+})
+
+/** The flat shape of a policy's variant; `policy` baked in, or 'passed' in ARGV. */
+export function flatShape(
+  variant: Variant,
+  layout: Layout,
+  policy: FlatShape['policy'],
+  calls: Calls,
+): FlatShape {
+  return { engine: 'flat', variant, layout, policy, calls }
+}
+
+export type ScriptName =
+  | AlgorithmName
+  | 'mixed'
+  | `${AlgorithmName}:batch`
+  | 'mixed:batch'
+  | 'packed:batch'
+  | `${AlgorithmName}:1`
+  | `${AlgorithmName}/first-request:1`
+  | 'packed'
+  | `${AlgorithmName}:packed`
+  | `${AlgorithmName}/first-request:packed`
+  | 'block'
+  | 'wide-read'
+  | 'wide-write'
+  | 'packed-read'
+  | 'packed-write'
 
 /**
- * A flat script's Lua (see flat.ts): shared (policy in ARGV), or with `baked` as constants;
+ * Every shared script's shape, by name:
+ *
+ * | name                                   | engine  | layout | policy | calls  |
+ * | `<algorithm>`                          | generic | keys   | passed | single |
+ * | `<algorithm>:batch`                    | generic | keys   | passed | batch  |
+ * | `mixed`, `mixed:batch`                 | generic (every algorithm) | keys | passed | single, batch |
+ * | `packed`, `packed:batch`               | generic (the pairs) | packed | passed | single, batch |
+ * | `<algorithm>:1`, `<algorithm>/first-request:1` | flat | keys | passed | single |
+ * | `<algorithm>:packed`, `.../first-request:packed` (all but a log) | flat | packed | passed | single |
+ *
+ * One script per algorithm is used when every policy of a limiter has that algorithm, `mixed`
+ * for limiters that mix them: either way one EVALSHA decides every policy of a key. Flat
+ * scripts decide a single policy, same contract and decisions with less work per call. The
+ * per-policy scripts (flat, the policy baked in, and their batches: Planner in plan.ts) are
+ * compiled from the same shapes on first use.
+ */
+function sharedShapes(): Record<string, ScriptShape> {
+  const shapes: Record<string, ScriptShape> = {}
+  const all: Variant[] = []
+  for (const row of REGISTRY) {
+    const variant = variantOf(row)
+    all.push(variant)
+    shapes[row.name] = generic([variant], 'keys', 'single')
+    shapes[`${row.name}:batch`] = generic([variant], 'keys', 'batch')
+    const forms: [string, Variant][] = [[row.name, variant]]
+    if ((row as AlgorithmRow).firstRequest !== undefined) {
+      forms.push([
+        `${row.name}/first-request`,
+        policyVariant({ algorithm: row.name, anchor: 'first-request' }),
+      ])
+    }
+    for (const [name, form] of forms) {
+      shapes[`${name}:1`] = flatShape(form, 'keys', 'passed', 'single')
+      if (form.state !== 'log')
+        shapes[`${name}:packed`] = flatShape(form, 'packed', 'passed', 'single')
+    }
+  }
+  shapes.mixed = generic(all, 'keys', 'single')
+  shapes['mixed:batch'] = generic(all, 'keys', 'batch')
+  const pairs = all.filter(isPair)
+  shapes.packed = generic(pairs, 'packed', 'single')
+  shapes['packed:batch'] = generic(pairs, 'packed', 'batch')
+  return shapes
+}
+
+/** The shapes of the shared scripts (see sharedShapes). */
+export const SHAPES: Readonly<Record<string, ScriptShape>> = sharedShapes()
+
+/**
+ * Every script the store shares, by name: the compiled shapes (SHAPES), and the fixed ones:
+ * `block` sets or lifts a key's block (block.ts); `wide-read`, `wide-write`, `packed-read`,
+ * `packed-write` read and compare-and-set the plans core decides in the store's process (cas.ts).
+ */
+export const SCRIPTS = {
+  ...Object.fromEntries(
+    Object.entries(SHAPES).map(([name, shape]) => [name, script(compile(shape))]),
+  ),
+  block: script(BLOCK),
+  'wide-read': script(WIDE_READ),
+  'wide-write': script(WIDE_WRITE),
+  'packed-read': script(PACKED_READ),
+  'packed-write': script(PACKED_WRITE),
+} as Readonly<Record<ScriptName, LuaScript>>
+
+/** The batch form of each generic script of one call. */
+const BATCHES: ReadonlyMap<LuaScript, LuaScript> = new Map(
+  Object.entries(SHAPES)
+    .filter(([, shape]) => shape.engine === 'generic' && shape.calls === 'single')
+    .map(([name]) => [SCRIPTS[name as ScriptName], SCRIPTS[`${name}:batch` as ScriptName]]),
+)
+
+/** The batch form of a generic script; undefined for any other script. */
+export function genericBatchOf(generic: LuaScript): LuaScript | undefined {
+  return BATCHES.get(generic)
+}
+
+/** The shared script of `name`. */
+export const scriptNamed = (name: string): LuaScript => SCRIPTS[name as ScriptName]
+
+/**
+ * A flat script's Lua (the keys layout): shared (policy in ARGV), or with `baked` as constants;
  * with `batch` (baked only), the form that decides one consume per key of KEYS in one call.
  */
 export function flatLua(
@@ -55,37 +180,8 @@ export function flatLua(
   batch = false,
   anchor: WindowAnchor = 'clock',
 ): string {
-  switch (algorithm) {
-    case 'gcra':
-    case 'fixed-window':
-    case 'token-bucket':
-    case 'leaky-bucket':
-      return pairFlat(algorithm, baked, batch, anchor)
-    case 'sliding-window':
-      return slidingWindowFlat(baked, batch)
-    case 'sliding-log':
-      return slidingLogFlat(baked, batch)
-  }
-}
-
-/** The flat script of an algorithm whose state is a pair, on either layout (`packed`). */
-function pairFlat(
-  algorithm: PairAlgorithm,
-  baked: BakedPolicy | undefined,
-  batch: boolean,
-  anchor: WindowAnchor,
-  packed = false,
-): string {
-  switch (algorithm) {
-    case 'gcra':
-      return gcraFlat(baked, batch, packed)
-    case 'fixed-window':
-      return fixedWindowFlat(baked, batch, anchor, packed)
-    case 'token-bucket':
-      return bucketFlat('tb', baked, batch, packed)
-    case 'leaky-bucket':
-      return bucketFlat('lb', baked, batch, packed)
-  }
+  const variant = policyVariant({ algorithm, anchor })
+  return compile(flatShape(variant, 'keys', baked ?? 'passed', batch ? 'batch' : 'single'))
 }
 
 /**
@@ -93,141 +189,11 @@ function pairFlat(
  * `batch` the batch form (the packed layout has no per-policy script of one call).
  */
 export function packedFlatLua(
-  algorithm: PackedFlatAlgorithm,
+  algorithm: AlgorithmName,
   baked?: BakedPolicy,
   batch = false,
   anchor: WindowAnchor = 'clock',
 ): string {
-  if (algorithm === 'sliding-window') return slidingWindowPackedFlat(baked, batch)
-  return pairFlat(algorithm, baked, batch, anchor, true)
-}
-
-function packedFlat(algorithm: PackedFlatAlgorithm, anchor: WindowAnchor = 'clock'): LuaScript {
-  return script(packedFlatLua(algorithm, undefined, false, anchor))
-}
-
-export function script(lua: string): LuaScript {
-  return { lua, sha: sha1Hex(lua) }
-}
-
-/**
- * The generic script of `algorithms`, its states where `state` keeps them (prelude.ts); with
- * `batch`, its batch form (driver.ts).
- */
-function build(algorithms: readonly AlgorithmName[], state = KEY_STATE, batch = false): LuaScript {
-  const parts = [PRELUDE, state]
-  if (algorithms.some((a) => NEEDS_METER.has(a))) parts.push(METER)
-  for (const algorithm of algorithms) parts.push(BODIES[algorithm])
-  parts.push(batch ? DRIVER_BATCH : DRIVER)
-  return script(parts.join(''))
-}
-
-/** Algorithms with a flat script for a single policy (see flat.ts). */
-export type FlatAlgorithm = AlgorithmName
-
-export type ScriptName =
-  | AlgorithmName
-  | 'mixed'
-  | `${AlgorithmName}:batch`
-  | 'mixed:batch'
-  | 'packed:batch'
-  | `${FlatAlgorithm}:1`
-  | 'fixed-window/first-request:1'
-  | 'packed'
-  | `${PackedFlatAlgorithm}:packed`
-  | 'fixed-window/first-request:packed'
-  | 'block'
-  | 'wide-read'
-  | 'wide-write'
-  | 'packed-read'
-  | 'packed-write'
-
-const ALL = Object.keys(BODIES) as AlgorithmName[]
-
-/**
- * The algorithms whose state is two integers: the packed layout's generic script decides any
- * set of them (lua/packed.ts).
- */
-export const PAIR_ALGORITHMS = ['gcra', 'fixed-window', 'token-bucket', 'leaky-bucket'] as const
-export type PairAlgorithm = (typeof PAIR_ALGORITHMS)[number]
-
-/**
- * The algorithms with flat scripts on the packed layout (one limit, and its batches): the pairs
- * and sliding-window, whose ring fits one field. A log's sorted set does not: sliding-log, and
- * every plan no packed script takes, is decided by compare-and-set (cas.ts).
- */
-export type PackedFlatAlgorithm = PairAlgorithm | 'sliding-window'
-
-export function isPairAlgorithm(algorithm: AlgorithmName): algorithm is PairAlgorithm {
-  return (PAIR_ALGORITHMS as readonly AlgorithmName[]).includes(algorithm)
-}
-
-export function hasPackedFlat(algorithm: AlgorithmName): algorithm is PackedFlatAlgorithm {
-  return algorithm === 'sliding-window' || isPairAlgorithm(algorithm)
-}
-
-/**
- * One script per algorithm (its transitions plus the driver), used when every policy of a
- * limiter has that algorithm, and one with all six for limiters that mix algorithms: either
- * way one EVALSHA decides every policy of a key. `<algorithm>:1`: the flat script of a
- * single policy (flat.ts), same contract and decisions with less work per call (fixed-window
- * has one per anchor). `<algorithm>:batch`, `mixed:batch`: the generic scripts' batch forms
- * (driver.ts). `packed`: the generic script of the algorithms whose state is two
- * integers, on the packed layout (packed.ts), `packed:batch` its batch form, and
- * `<algorithm>:packed` the flat scripts there (those and sliding-window). `block`: sets
- * or lifts a key's block (block.ts). `wide-read`, `wide-write`, `packed-read`,
- * `packed-write`: the reads and compare-and-set writes of the plans core decides in the
- * store's process (cas.ts).
- */
-export const SCRIPTS: Readonly<Record<ScriptName, LuaScript>> = {
-  'fixed-window': build(['fixed-window']),
-  'sliding-window': build(['sliding-window']),
-  'sliding-log': build(['sliding-log']),
-  'token-bucket': build(['token-bucket']),
-  'leaky-bucket': build(['leaky-bucket']),
-  gcra: build(['gcra']),
-  mixed: build(ALL),
-  'fixed-window:batch': build(['fixed-window'], KEY_STATE, true),
-  'sliding-window:batch': build(['sliding-window'], KEY_STATE, true),
-  'sliding-log:batch': build(['sliding-log'], KEY_STATE, true),
-  'token-bucket:batch': build(['token-bucket'], KEY_STATE, true),
-  'leaky-bucket:batch': build(['leaky-bucket'], KEY_STATE, true),
-  'gcra:batch': build(['gcra'], KEY_STATE, true),
-  'mixed:batch': build(ALL, KEY_STATE, true),
-  'gcra:1': script(flatLua('gcra')),
-  'fixed-window:1': script(flatLua('fixed-window')),
-  'fixed-window/first-request:1': script(
-    flatLua('fixed-window', undefined, false, 'first-request'),
-  ),
-  'token-bucket:1': script(flatLua('token-bucket')),
-  'leaky-bucket:1': script(flatLua('leaky-bucket')),
-  'sliding-window:1': script(flatLua('sliding-window')),
-  'sliding-log:1': script(flatLua('sliding-log')),
-  packed: build(PAIR_ALGORITHMS, PACKED_STATE),
-  'packed:batch': build(PAIR_ALGORITHMS, PACKED_STATE, true),
-  'gcra:packed': packedFlat('gcra'),
-  'fixed-window:packed': packedFlat('fixed-window'),
-  'fixed-window/first-request:packed': packedFlat('fixed-window', 'first-request'),
-  'token-bucket:packed': packedFlat('token-bucket'),
-  'leaky-bucket:packed': packedFlat('leaky-bucket'),
-  'sliding-window:packed': packedFlat('sliding-window'),
-  block: script(BLOCK),
-  'wide-read': script(WIDE_READ),
-  'wide-write': script(WIDE_WRITE),
-  'packed-read': script(PACKED_READ),
-  'packed-write': script(PACKED_WRITE),
-}
-
-/** The batch form of each generic script (see DRIVER_BATCH in driver.ts). */
-const BATCHES: ReadonlyMap<LuaScript, LuaScript> = new Map([
-  ...(Object.keys(BODIES) as AlgorithmName[]).map(
-    (a) => [SCRIPTS[a], SCRIPTS[`${a}:batch`]] as const,
-  ),
-  [SCRIPTS.mixed, SCRIPTS['mixed:batch']],
-  [SCRIPTS.packed, SCRIPTS['packed:batch']],
-])
-
-/** The batch form of a generic script; undefined for any other script. */
-export function genericBatchOf(generic: LuaScript): LuaScript | undefined {
-  return BATCHES.get(generic)
+  const variant = policyVariant({ algorithm, anchor })
+  return compile(flatShape(variant, 'packed', baked ?? 'passed', batch ? 'batch' : 'single'))
 }

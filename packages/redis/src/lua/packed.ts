@@ -58,7 +58,7 @@ end
 `
 
 /**
- * sliding-window's ring in one field (flat/windows.ts): core's state vector, the newest bucket
+ * sliding-window's ring in one field (its flat body, core's sliding-window.lua.ts): core's state vector, the newest bucket
  * then one count per ring slot. `read_ring` gives the newest bucket and the non-zero counts by
  * slot (0 and none once expired); `save_ring` writes them back, or deletes the field when the
  * state is empty again. Needs PACKED_FIELDS.

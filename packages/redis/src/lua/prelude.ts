@@ -7,6 +7,7 @@
  * turns 2^50 into `1.1258999068426e+15`): `int(n)` formats them with `%d`.
  */
 import { UNPACK } from './flat/frame'
+import { asInteger, decodePair, integerText, pairText } from './pair'
 
 export const PRELUDE = `
 -- Locals, so that a batch (driver.ts) can give each decision its own.
@@ -31,19 +32,15 @@ local function call_many(cmd, key, args)
   for i = 1, #args, 1000 do call(cmd, key, unpack(args, i, min(i + 999, #args))) end
 end
 
--- Two integers (a >= 0, 0 <= b < 1e13) as one decimal string: a + 1, then b in 13 digits.
--- Up to 19 digits, so Redis keeps it as a bare int64 (no value allocation): a fixed window
--- or a GCRA key costs under 100 bytes. Anything else falls back to 'a:b'.
+-- Two integers as one string (pair.ts).
 local function encode_pair(a, b)
-  if b >= 0 and b < 1e13 then return format('%d%013d', a + 1, b) end
-  return format('%d:%d', a, b)
+  if ${asInteger('b')} then return ${integerText('a', 'b')} end
+  return ${pairText('a', 'b')}
 end
 
 local function decode_pair(v)
-  if not v then return 0, 0 end
-  local sep = find(v, ':', 1, true)
-  if sep then return tonumber(sub(v, 1, sep - 1)), tonumber(sub(v, sep + 1)) end
-  return tonumber(sub(v, 1, -14)) - 1, tonumber(sub(v, -13))
+  local a, b = 0, 0
+  ${decodePair('v', 'a', 'b')}  return a, b
 end
 
 -- The client key's block: KEYS[n + 1], or on a Cluster the name made from KEYS[1]'s hash tag

@@ -1,7 +1,7 @@
 /**
  * Owns the frame every flat script shares: its inputs, clock, block check, state read and
- * write, and the batch loop around it (`tail`). The algorithms are in meters.ts and
- * windows.ts.
+ * write, and the batch loop around it (`tail`), each a function of the script's shape
+ * (shape.ts). The algorithms' bodies are their Lua fragments (core's `<algorithm>.lua.ts`).
  *
  * Flat scripts for the common case: one policy. First those of the string-state algorithms
  * (gcra, fixed-window, token-bucket, leaky-bucket); sliding-window and sliding-log are at the
@@ -9,8 +9,7 @@
  * KEYS/ARGV contract (see driver.ts) for exactly one policy, and per policy, with the policy
  * baked in as constants and a short ARGV (see `inputs`). Both do the operations 'c', 'p' and
  * 'r' with a time (rewards and penalties go to the generic scripts), with the same state
- * transitions, line for line, as the generic scripts (meter.ts, gcra.ts, token-bucket.ts,
- * fixed-window.ts, prelude.ts), but inlined: no function is defined and no table built per
+ * transitions, line for line, as the generic scripts (the same fragments), but inlined: no function is defined and no table built per
  * call, and a call of the string-state ones is at most TIME, two GETs (the block, the state)
  * and one SET PX (or DEL).
  *
@@ -19,24 +18,16 @@
  * `count * (windowMs + 1) + msToNextWindow` for fixed-window. Every such value is an integer
  * below 2^53 (core caps limit x window at 2^50), so it crosses RESP exactly.
  *
- * State encoding (encode_pair/decode_pair in prelude.ts): the pair (a, b) is `a + 1` then `b`
- * in 13 digits when 0 <= b < 1e13, otherwise `a:b`.
+ * State encoding: pair.ts, as the generic scripts.
  */
-
+import type { LuaFrame } from '@sluice/core/web'
+import { asInteger, decodePair, integerText, pairText } from '../pair'
+import type { BakedPolicy, FlatShape, Variant } from '../shape'
 import { PACKED_HEAD, packedInputs, packedSave } from './packed-frame'
 
-/**
- * A policy baked into a flat script as Lua constants (RedisStore's per-policy scripts): ARGV
- * then carries only what changes from call to call, and usually nothing at all.
- */
-export interface BakedPolicy {
-  readonly limit: number
-  readonly windowMs: number
-  readonly burst: number
-  readonly precision: number
-  /** ms added to every TTL (clockToleranceMs with client time, 0 with server time). */
-  readonly slackMs: number
-}
+/** The policy a shape has baked in; undefined when ARGV passes it. */
+const bakedOf = (shape: FlatShape): BakedPolicy | undefined =>
+  shape.policy === 'passed' ? undefined : shape.policy
 
 /**
  * A Cluster's block key, not declared (see driver.ts): named from the state key's hash tag, so
@@ -79,12 +70,11 @@ export const UNPACK = 'table.unpack or unpack'
  * KEYS[i] the hash of decision i and KEYS[m + i] its block's hash (always declared), ARGV[2]
  * now, and from ARGV[4] three per decision: its field, its block's field, its cost.
  */
-export function inputs(
-  code: string,
-  baked: BakedPolicy | undefined,
-  batch: boolean,
-  packed = false,
-): string {
+function inputs(shape: FlatShape): string {
+  const { code } = shape.variant
+  const baked = bakedOf(shape)
+  const batch = shape.calls === 'batch'
+  const packed = shape.layout === 'packed'
   if (baked === undefined) {
     if (batch) throw new Error('a batch script needs a baked policy')
     return `
@@ -93,7 +83,7 @@ local key, bkey, op, extra = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1], ARGV[4]
 local now = tonumber(ARGV[2])
 local cost, slack, maxd = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-${packed ? packedInputs(code) : ''}`
+${packed ? packedInputs(shape.variant, 'single') : ''}`
   }
   if (packed && !batch) throw new Error('a packed script of one call takes its policy in ARGV')
   const n = (x: number): string => {
@@ -106,7 +96,7 @@ ${packed ? packedInputs(code) : ''}`
 local op, slack, maxd = 'c', ${n(baked.slackMs)}, 0
 ${policy}
 local now = tonumber(ARGV[2])
-${packed ? `local extra = ''\n${packedInputs(code, true)}` : ''}`
+${packed ? `local extra = ''\n${packedInputs(shape.variant, 'batch')}` : ''}`
   }
   return `
 local key, bkey, extra, op = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1] or '', ARGV[2] or 'c'
@@ -117,35 +107,33 @@ ${policy}
 }
 
 /** Reads `now` (Redis TIME unless given); `server` says which. */
-export function clock(
-  code: string,
-  baked: BakedPolicy | undefined,
-  batch: boolean,
-  packed = false,
-): string {
+function clock(shape: FlatShape): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local unpack = ${UNPACK}
 local call = redis.call
-${inputs(code, baked, batch, packed)}local server = not now
+${inputs(shape)}local server = not now
 if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
-${batch ? batchHead(code, packed) : ''}`
+${shape.calls === 'batch' ? batchHead(shape) : ''}`
 }
 
 /** The batch script's start of `one`: what it declares before (see ANY_BLOCK, HOLD_REPEATED). */
-function batchHead(code: string, packed: boolean): string {
+function batchHead(shape: FlatShape): string {
   // Packed: every block declared and read; a key that repeats is read again (no holding).
-  if (packed)
+  if (shape.layout === 'packed')
     return 'local m, blocks = #KEYS / 2, true\nlocal function one(key, bkey, field, bfield, cost)\n'
-  const hold = holdsRepeated(code) ? HOLD_REPEATED : ''
+  const hold = holdsRepeated(shape.variant) ? HOLD_REPEATED : ''
   return `${ANY_BLOCK}${hold}local function one(key, bkey, extra, cost)\n`
 }
 
-/** Whether a batch script of this algorithm holds repeated keys (see HOLD_REPEATED). */
-export const holdsRepeated = (code: string): boolean => code !== 'sl'
+/**
+ * Whether a batch script of this algorithm holds repeated keys (see HOLD_REPEATED): all whose
+ * state is one string or one hash, not a log.
+ */
+const holdsRepeated = (variant: Variant): boolean => variant.state !== 'log'
 
 /**
  * Batch scripts only (standalone Redis): whether any key of the prefix may be blocked, from
@@ -286,8 +274,9 @@ end
  * the reads that can fail. One pcall covers the run of decisions from `from` on, and another
  * starts after a failure: a pcall per decision cost Redis 0.4 us each.
  */
-export function tail(code: string, batch: boolean, packed = false): string {
-  if (!batch) return ''
+export function tail(shape: FlatShape): string {
+  if (shape.calls !== 'batch') return ''
+  const packed = shape.layout === 'packed'
   const decide = packed
     ? `local j = 3 * i
     out[i] = one(KEYS[i], KEYS[m + i], ARGV[j + 1], ARGV[j + 2], tonumber(ARGV[j + 3]))`
@@ -298,7 +287,7 @@ export function tail(code: string, batch: boolean, packed = false): string {
   // On Redis's clock the batch ends with the time it decided at, once for all its decisions.
   return `end
 local id, out, n = ARGV[1], {}, m
-${eachAlone(decide)}${holdsRepeated(code) && !packed ? 'flush()\n' : ''}if server then out[n + 1] = now end
+${eachAlone(decide)}${holdsRepeated(shape.variant) && !packed ? 'flush()\n' : ''}if server then out[n + 1] = now end
 return out
 `
 }
@@ -326,14 +315,10 @@ end
 }
 
 /** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
-export function prologue(
-  code: string,
-  baked: BakedPolicy | undefined,
-  batch: boolean,
-  packed = false,
-): string {
+function prologue(shape: FlatShape): string {
+  const packed = shape.layout === 'packed'
   const read = packed ? `block_field(bkey, bfield)` : `redis.pcall('GET', bkey)`
-  return `${clock(code, baked, batch, packed)}if op ~= 'r'${batch ? ' and blocks' : ''} then
+  return `${clock(shape)}if op ~= 'r'${shape.calls === 'batch' ? ' and blocks' : ''} then
   local blocked = ${read}
   if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now
@@ -343,42 +328,40 @@ end
 `
 }
 
-/** prologue, then GETs the state and decodes it into `sa`, `sb`. */
-export function head(
-  code: string,
-  baked: BakedPolicy | undefined,
-  batch: boolean,
-  packed = false,
-): string {
-  if (packed) return `${prologue(code, baked, batch, true)}${PACKED_HEAD}`
+/**
+ * The frame's start: prologue, and for a pair its state read into `sa`, `sb` (a log or a ring
+ * reads its own).
+ */
+export function head(shape: FlatShape): string {
+  if (shape.variant.state !== 'pair') return prologue(shape)
+  if (shape.layout === 'packed') return `${prologue(shape)}${PACKED_HEAD}`
   // One MGET of the block and the state measured no cheaper than two GETs, and would need a
   // second path for the moment of a migration when the cluster refuses it.
-  return `${prologue(code, baked, batch)}local v = call('GET', key)
+  return `${prologue(shape)}local v = call('GET', key)
 local sa, sb = 0, 0
-if v then
-  local sep = string.find(v, ':', 1, true)
-  if sep then
-    sa, sb = tonumber(string.sub(v, 1, sep - 1)), tonumber(string.sub(v, sep + 1))
-  else
-    sa, sb = tonumber(string.sub(v, 1, -14)) - 1, tonumber(string.sub(v, -13))
-  end
-end
-`
+${decodePair('v', 'sa', 'sb')}`
 }
 
-/**
- * Writes the pair (a, b) expiring at `expires_at` (save_pair in prelude.ts; with `packed`, in
- * the packed layout, lua/packed.ts).
- */
-export function save(a: string, b: string, expiresAt: string, packed = false): string {
-  if (packed) return packedSave(a, b, expiresAt)
+/** What the algorithm's flat body sees of its frame: the shape, and how a pair is written. */
+export function frameOf(shape: FlatShape): LuaFrame {
+  return {
+    layout: shape.layout,
+    batch: shape.calls === 'batch',
+    baked: bakedOf(shape),
+    save: shape.layout === 'packed' ? packedSave : saveKey,
+  }
+}
+
+/** Writes the pair (a, b) expiring at `expires_at` to its key (save_pair in prelude.ts). */
+function saveKey(a: string, b: string, expiresAt: string): string {
+  const px = `'PX', string.format('%d', ${expiresAt} - now + slack)`
   return `
 if ${expiresAt} <= now then
   call('DEL', key)
-elseif ${b} >= 0 and ${b} < 1e13 then
-  call('SET', key, string.format('%d%013d', ${a} + 1, ${b}), 'PX', string.format('%d', ${expiresAt} - now + slack))
+elseif ${asInteger(b)} then
+  call('SET', key, ${integerText(a, b)}, ${px})
 else
-  call('SET', key, string.format('%d:%d', ${a}, ${b}), 'PX', string.format('%d', ${expiresAt} - now + slack))
+  call('SET', key, ${pairText(a, b)}, ${px})
 end
 `
 }

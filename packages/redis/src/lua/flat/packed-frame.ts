@@ -3,12 +3,7 @@
  * read from its field, and the pair written back, for frame.ts.
  */
 import { PACKED_FIELDS, PACKED_RING } from '../packed'
-
-/**
- * Core's state vector holds the pair (sa, sb) as (sb, sa) for these: [TAT, remainder],
- * [window start, count]; the buckets' is [level, last refill], as the pair.
- */
-const VECTOR_SWAPPED: ReadonlySet<string> = new Set(['gc', 'fw', 'fk'])
+import type { Calls, Variant } from '../shape'
 
 /**
  * The packed layout's inputs (lua/packed.ts): KEYS[1] the limit's hash, KEYS[2] the block's;
@@ -16,9 +11,10 @@ const VECTOR_SWAPPED: ReadonlySet<string> = new Set(['gc', 'fw', 'fk'])
  * packed generic script for one policy (a batch passes them to `one`). Defines the field
  * functions (PACKED_FIELDS, and sliding-window's PACKED_RING).
  */
-export function packedInputs(code: string, batch = false): string {
-  return `${batch ? '' : 'local field, bfield = ARGV[12], ARGV[13]\n'}local swapped = ${VECTOR_SWAPPED.has(code)}
-${PACKED_FIELDS}${code === 'sw' ? PACKED_RING : ''}`
+export function packedInputs(variant: Variant, calls: Calls): string {
+  // Core's state vector holds some pairs as (sb, sa) (LuaFragments.swapped): the field follows it.
+  return `${calls === 'batch' ? '' : 'local field, bfield = ARGV[12], ARGV[13]\n'}local swapped = ${variant.lua.swapped === true}
+${PACKED_FIELDS}${variant.state === 'ring' ? PACKED_RING : ''}`
 }
 
 /** Reads the state's field into `sa`, `sb` (read_field, lua/packed.ts). */

@@ -1,20 +1,21 @@
-import { meterFits } from './meter'
+import type { LuaFragments } from './lua'
+import { meterFits, meterTest, METER_LUA } from './meter.lua'
 
 /**
- * gcra, mirroring core's algorithms/gcra.ts. Needs METER. One source for both script
- * families: the generic module below and the flat script (flat/meters.ts) are built from the
- * same fragments, which read `sa` (the TAT's remainder), `sb` (the TAT, ms), `now` and `limit`.
+ * gcra's Lua, mirroring gcra.ts. One source for both script families: the generic module and
+ * the flat body below are built from the same fragments, which read `sa` (the TAT's
+ * remainder), `sb` (the TAT, ms), `now` and `limit`.
  * Redis state: one string, the pair (tatRemainder, tatMs) as an int64 (see encode_pair),
  * expiring at the theoretical arrival time.
  */
 
 /** The backlog at `now` (x window, never below 0): how far the TAT is ahead of now. */
-export const GCRA_BACKLOG = `local backlog = (sb - now) * limit + sa
+const GCRA_BACKLOG = `local backlog = (sb - now) * limit + sa
 if backlog < 0 then backlog = 0 end
 `
 
 /** The TAT (`tat`, `rem`) of a backlog `after` (all zeros when it is empty). */
-export const GCRA_SET = `local tat, rem = 0, 0
+const GCRA_SET = `local tat, rem = 0, 0
 if after > 0 then
   tat = now + floor(after / limit)
   rem = after % limit
@@ -22,14 +23,14 @@ end
 `
 
 /** When the state is empty again: the TAT, rounded up to whole ms (core's tatExpiry). */
-export const GCRA_EXPIRY = `local expires_at = 0
+const GCRA_EXPIRY = `local expires_at = 0
 if tat > 0 or rem > 0 then
   expires_at = tat
   if rem > 0 then expires_at = tat + 1 end
 end
 `
 
-export const GCRA = `
+const GCRA = `
 local gcra = {}
 ALG.gc = gcra
 
@@ -75,3 +76,21 @@ function gcra.save(key, s, now, p)
   save_pair(key, rem, tat, expires_at, now, true)
 end
 `
+
+export const gcraLua: LuaFragments = {
+  module: GCRA,
+  shared: METER_LUA,
+  swapped: true,
+  flat: (frame) => `
+-- sa = tat remainder, sb = tat (ms)
+${GCRA_BACKLOG}if op == 'r' then
+  local after = backlog - cost * window
+  ${GCRA_SET}  ${GCRA_EXPIRY}  ${frame.save('rem', 'tat', 'expires_at')}
+  return nil
+end
+${meterTest(false)}
+local after = backlog + cost * window
+${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}
+return backlog
+`,
+}

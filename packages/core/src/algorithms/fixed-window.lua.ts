@@ -1,8 +1,10 @@
+import type { LuaFragments, LuaFrame } from './lua'
+
 /**
- * fixed-window, mirroring core's algorithms/fixed-window.ts. One source for both script
- * families: the generic module below and the flat script (flat/windows.ts) are built from the
- * same fragments, which read `sa` (the count), `sb` (the window start), `now`, `cost`, `limit`
- * and `window`.
+ * fixed-window's Lua, both anchors (fixed-window.ts, first-request-window.ts). One source for
+ * both script families: the generic modules and the flat bodies below are built from the same
+ * fragments, which read `sa` (the count), `sb` (the window start), `now`, `cost`, `limit` and
+ * `window`.
  * Redis state: one string, the pair (count, windowStart) as an int64 (see encode_pair),
  * expiring at the end of the window.
  */
@@ -11,7 +13,7 @@
  * The window `now` counts in (held at the newest window counted when the clock stepped back,
  * as core's currentWindow), and `count`, its count before this request.
  */
-export const FW_CURRENT = `local window_start = now - now % window
+const FW_CURRENT = `local window_start = now - now % window
 if sb > window_start then window_start = sb end
 local count = 0
 if sb == window_start then count = sa end
@@ -22,7 +24,7 @@ if sb == window_start then count = sa end
  * the stored window while it holds a count and has not ended (a clock stepped back behind its
  * start keeps it), else one starting now.
  */
-export const FK_CURRENT = `local window_start = now
+const FK_CURRENT = `local window_start = now
 local count = 0
 if sa > 0 and now < sb + window then
   window_start = sb
@@ -31,14 +33,14 @@ end
 `
 
 /** Whether a charge made at `at` counts in the stored window (refund's test), per anchor. */
-export const FW_HELD_AT = 'sb == at - at % window'
-export const FK_HELD_AT = 'sb <= at and at < sb + window'
+const FW_HELD_AT = 'sb == at - at % window'
+const FK_HELD_AT = 'sb <= at and at < sb + window'
 
 /** The reply: count x (window + 1) + ms to the next window (a held window's wait told as one). */
-export const FW_REPLY = 'count * (window + 1) + math.min(window, window_start + window - now)'
+const FW_REPLY = 'count * (window + 1) + math.min(window, window_start + window - now)'
 
 /** Whether the request fits (decide's admission test). */
-export const FW_FITS = 'cost <= limit and count + cost <= limit'
+const FW_FITS = 'cost <= limit and count + cost <= limit'
 
 /**
  * The window a penalty counts in (`window_start`, `count`), or a return: clock-aligned
@@ -106,6 +108,47 @@ end
 `
 
 /** fixed-window, both anchors: `fw` at the clock's multiples of the window, `fk` per key. */
-export const FIXED_WINDOW =
+const FIXED_WINDOW =
   fixedWindowModule('fixed_window', 'fw', FW_CURRENT, FW_HELD_AT, FW_PENALIZED) +
   fixedWindowModule('first_request_window', 'fk', FK_CURRENT, FK_HELD_AT, FK_CURRENT)
+
+/**
+ * On Redis's clock an admitted fixed-window request replies when it was counted (StoreResult.at);
+ * a batch says it once, after every reply.
+ */
+const ADMITTED_AT = 'if server then return { reply, now } end\n'
+
+/** The flat body of one anchor: `perKey`, windows start at each key's first request. */
+const fixedWindowFlat = (perKey: boolean, frame: LuaFrame): string => `
+if op == 'r' then
+  local at = now - tonumber(extra)
+  local count = sa
+  if ${perKey ? FK_HELD_AT : FW_HELD_AT} then
+    count = sa - cost
+    if count < 0 then count = 0 end
+  end
+  local expires_at = 0
+  if count > 0 then expires_at = sb + window end
+  ${frame.save('count', 'sb', 'expires_at')}
+  return nil
+end
+${perKey ? FK_CURRENT : FW_CURRENT}-- The store computes the outcome from the reply with core's decide (flat-outcome.ts).
+local reply = ${FW_REPLY}
+if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
+count = count + cost
+${frame.save('count', 'window_start', 'window_start + window')}
+${frame.batch ? '' : ADMITTED_AT}return reply
+`
+
+/** Clock-aligned windows; the module defines both anchors' (`fw`, `fk`). */
+export const fixedWindowLua: LuaFragments = {
+  module: FIXED_WINDOW,
+  swapped: true,
+  flat: (frame) => fixedWindowFlat(false, frame),
+}
+
+/** Windows anchored at each key's first request (LimitOptions.anchor). */
+export const firstRequestWindowLua: LuaFragments = {
+  ...fixedWindowLua,
+  flat: (frame) => fixedWindowFlat(true, frame),
+}

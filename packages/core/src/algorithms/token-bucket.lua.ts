@@ -1,15 +1,16 @@
 /**
- * token-bucket (and, with shaping, leaky-bucket), mirroring core's algorithms/token-bucket.ts.
- * Needs METER. One source for both script families: the generic module below and the flat
- * script (flat/meters.ts) are built from the same fragments, which read `sa` (the backlog:
- * missing x windowMs), `sb` (the last refill), `now` and `limit`.
+ * token-bucket's Lua (and, with shaping, leaky-bucket's), mirroring token-bucket.ts. One source
+ * for both script families: the generic module and the flat body below are built from the
+ * same fragments, which read `sa` (the backlog: missing x windowMs), `sb` (the last refill),
+ * `now` and `limit`.
  * Redis state: one string, the pair (missing x windowMs, lastRefill), expiring when the bucket
  * is full again.
  */
-import { meterFits } from './meter'
+import type { LuaFragments } from './lua'
+import { meterFits, meterTest, METER_LUA } from './meter.lua'
 
 /** The `level` the backlog has drained to at `now`, and the refill time `last` it is as of. */
-export const BUCKET_DRAINED = `local level = sa
+const BUCKET_DRAINED = `local level = sa
 if now > sb then
   level = sa - (now - sb) * limit
   if level < 0 then level = 0 end
@@ -19,11 +20,11 @@ if now > last then last = now end
 `
 
 /** When the bucket is full again (0: it is). */
-export const BUCKET_EXPIRY = `local expires_at = 0
+const BUCKET_EXPIRY = `local expires_at = 0
 if level > 0 then expires_at = last + ceil(level / limit) end
 `
 
-export function bucketLua(code: 'tb' | 'lb', shaping: boolean): string {
+function bucketModule(code: 'tb' | 'lb', shaping: boolean): string {
   const name = code === 'tb' ? 'token_bucket' : 'leaky_bucket'
   return `
 local ${name} = {}
@@ -72,4 +73,25 @@ end
 `
 }
 
-export const TOKEN_BUCKET = bucketLua('tb', false)
+/** A bucket's fragments: token-bucket's (code `tb`), or with shaping leaky-bucket's (`lb`). */
+export function bucketLua(code: 'tb' | 'lb', shaping: boolean): LuaFragments {
+  return {
+    module: bucketModule(code, shaping),
+    shared: METER_LUA,
+    flat: (frame) => `
+${BUCKET_DRAINED}if op == 'r' then
+  level = level - cost * window
+  if level < 0 then level = 0 end
+  ${BUCKET_EXPIRY}  ${frame.save('level', 'last', 'expires_at')}
+  return nil
+end
+local backlog = level
+${meterTest(shaping)}
+level = backlog + cost * window
+${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}
+return backlog
+`,
+  }
+}
+
+export const tokenBucketLua = bucketLua('tb', false)

@@ -1,5 +1,7 @@
+import type { LuaFragments } from './lua'
+
 /**
- * sliding-log, mirroring core's algorithms/sliding-log.ts on a sorted set instead of an
+ * sliding-log's Lua, mirroring sliding-log.ts on a sorted set instead of an
  * array: one member per admitted cost unit, scored by its timestamp. Members are
  * `<request id>.<n>` (the request id is unique per request, n counts within the call), so
  * requests at the same ms are never collapsed into one member. A timestamp is live while it
@@ -9,8 +11,8 @@
  * and every step reads the sorted set, so a call costs O(log n) whatever the limit.
  *
  * One source for both script families: the admission test with its reply, and the refund of a
- * request admitted at `at`, are fragments the generic module below and the flat script
- * (flat/windows.ts) are built from. They read `key`, `now`, `cost`, `limit` and `window`.
+ * request admitted at `at`, are fragments the generic module below and the flat body
+ * below are built from. They read `key`, `now`, `cost`, `limit` and `window`.
  */
 
 /**
@@ -19,7 +21,7 @@
  * now, must - now, now } (0 where decide reads nothing; `now`, the timestamp a consume logs:
  * its exact refund, StoreResult.at), and `after`, the live range's lower bound.
  */
-export const SL_LOOK = `local after = '(' .. string.format('%d', now - window)
+const SL_LOOK = `local after = '(' .. string.format('%d', now - window)
 local live = call('ZCOUNT', key, after, '+inf')
 local newest = now
 if live > 0 then newest = tonumber(call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) end
@@ -31,13 +33,13 @@ local reply = { live, newest - now, must - now, now }
 `
 
 /** Whether the request fits (decide's admission test). */
-export const SL_FITS = 'cost <= limit and live + cost <= limit'
+const SL_FITS = 'cost <= limit and live + cost <= limit'
 
 /**
  * Gives back `cost` timestamps at `at` (a request admitted then), unless `at` has left the
  * window; `removed` says whether any went. Then the key's TTL follows its newest timestamp.
  */
-export const SL_REFUND_AT = `local removed = false
+const SL_REFUND_AT = `local removed = false
 if at > now - window then
   local at_s = string.format('%d', at)
   local gone = call('ZRANGEBYSCORE', key, at_s, at_s, 'LIMIT', 0, cost)
@@ -52,7 +54,7 @@ end
  * Counts a request of `cost` at `now`: the timestamps that left the window go, and one member
  * per unit comes, named by `member(i)` for unit i (unique per request across processes).
  */
-export function slAdd(member: (i: string) => string): string {
+function slAdd(member: (i: string) => string): string {
   return `call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
 local at = string.format('%d', now)
 if cost == 1 then
@@ -68,7 +70,7 @@ end
 `
 }
 
-export const SLIDING_LOG = `
+const SLIDING_LOG = `
 local sliding_log = {}
 ALG.sl = sliding_log
 
@@ -126,3 +128,35 @@ end
 function sliding_log.save()
 end
 `
+
+/**
+ * The flat body: the same sorted set as the module above, one
+ * member `<request id>.<n>` per admitted cost unit scored by its timestamp, and the same TTL
+ * (the newest timestamp's end of window). A consume is TIME, GET (block), ZCOUNT, ZRANGE (the
+ * newest, when any is live), ZRANGEBYSCORE (rejections only), and when admitted
+ * ZREMRANGEBYSCORE, ZADD and PEXPIRE: after the ZADD the newest score is max(newest, now), so
+ * it is not read again.
+ *
+ * The reply is `{ live, newest - now, mustExpire - now, now }` (0 where decide does not read it):
+ * everything core's decide reads of the log, from which the store computes the outcome with
+ * core's own decide (@sluice/redis flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
+ * integer reply: the key's block.
+ */
+const FLAT = `
+if op == 'r' then
+  local at = now - tonumber(extra)
+  ${SL_REFUND_AT}  if not removed then return nil end
+  local newest = call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if newest[2] then
+    local ttl = tonumber(newest[2]) + window - now
+    if ttl <= 0 then call('DEL', key) else call('PEXPIRE', key, string.format('%d', ttl + slack)) end
+  end
+  return nil
+end
+${SL_LOOK}if not (${SL_FITS}) or op == 'p' or cost == 0 then return reply end
+${slAdd((i) => `extra .. '.' .. ${i}`)}if newest < now then newest = now end
+call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
+return reply
+`
+
+export const slidingLogLua: LuaFragments = { module: SLIDING_LOG, flat: () => FLAT }

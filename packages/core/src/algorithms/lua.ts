@@ -1,0 +1,43 @@
+/**
+ * Owns the contract between an algorithm's Lua fragments (`<algorithm>.lua.ts`, one file per
+ * algorithm, named by its registry row) and RedisStore's one compiler (@sluice/redis
+ * lua/compile.ts), which frames them into every script shape it runs.
+ */
+
+/** What a flat script's frame tells an algorithm's flat body, and the writes it provides. */
+export interface LuaFrame {
+  /** Where the state lives: keys of their own, or fields of packed hashes. */
+  readonly layout: 'keys' | 'packed'
+  /** One call decides several requests, the body once for each. */
+  readonly batch: boolean
+  /** The policy, when the script has it as constants; undefined when ARGV passes it. */
+  readonly baked: { readonly precision: number } | undefined
+  /** Lua that writes the pair (a, b) expiring at `expiresAt` (deleting it once empty). */
+  save(a: string, b: string, expiresAt: string): string
+}
+
+/**
+ * One algorithm's Lua, mirroring its TypeScript transitions. Every name it reads at run time
+ * (`load_pair`, `save_pair`, `call`, `int`, `ALG`, and in flat bodies `op`, `cost`, `now`,
+ * `limit`, `window`, `burst`, `precision`, `maxd`, `slack`, `key`, `extra`, `server`, and a
+ * pair's `sa`, `sb`) is defined by the frame around it.
+ */
+export interface LuaFragments {
+  /**
+   * The generic scripts' module (several policies, rewards, penalties): sets `ALG.<code>` to a
+   * table of load, look, apply, refund, penalize and save.
+   */
+  readonly module: string
+  /** Lua a generic script holding this algorithm defines once, before the modules. */
+  readonly shared?: string
+  /** A pair whose core state vector is (sb, sa): the packed layout stores that order. */
+  readonly swapped?: boolean
+  /** A flat script's Lua before its frame: once per call, shared by a batch's decisions. */
+  flatSetup?(frame: LuaFrame): string
+  /**
+   * A flat script's body for one policy, between the frame's head (inputs, clock, the block,
+   * and a pair's state read into `sa`, `sb`) and its tail (a batch's loop). It returns the
+   * reply its registry row names (ReplyShape).
+   */
+  flat(frame: LuaFrame): string
+}

@@ -1,0 +1,36 @@
+/**
+ * The meters' shared Lua (token-bucket, leaky-bucket, gcra), mirroring meter.ts: a backlog
+ * multiplied by the window, which drains by exactly `limit` per ms. The admission test is one
+ * fragment for the generic modules and the flat bodies alike; it reads `backlog`, `cost`,
+ * `limit`, `window`, `burst` and `maxd` (maxDelayMs: reservations).
+ */
+/**
+ * Whether a request of `cost` fits the backlog: core's decideMeter admission, reservations as
+ * there (shaping holds up to maxDelayMs of backlog; the others may run up to it past the
+ * capacity). A cost-0 request is never applied, so its answer does not matter.
+ */
+export function meterFits(shaping: boolean): string {
+  const ahead = shaping ? 'backlog' : 'backlog + cost * window - burst * window'
+  return `cost <= burst and (maxd > 0 and ${ahead} <= maxd * limit or maxd <= 0 and backlog + cost * window <= burst * window)`
+}
+
+export const METER_LUA = `
+-- The backlog after a penalty: raised by cost x window, never past the capacity (core: penalized).
+local function penalized(backlog, p, cost)
+  local raised = min(p.burst * p.window, backlog + cost * p.window)
+  if raised > backlog then return raised end
+  return backlog
+end
+`
+
+/**
+ * The admission test (meterFits) on `backlog`. The reply is `backlog` alone: every field of
+ * the outcome is a function of it, the policy, the cost and maxDelayMs, which the store
+ * computes with core's formulas (@sluice/redis flat-outcome.ts). Peek, a rejection and a cost-0 consume
+ * return here; an admitted consume falls through.
+ */
+export function meterTest(shaping: boolean): string {
+  return `
+if op == 'p' or cost == 0 or not (${meterFits(shaping)}) then return backlog end
+`
+}

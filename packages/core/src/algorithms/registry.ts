@@ -1,0 +1,163 @@
+/**
+ * Owns the one table of algorithms: each one's name, code, family, transitions (narrow, and
+ * wide where the maths needs BigInt), how a store keeps its state and how a script's reply
+ * reads, and its Lua. Every package reads it (core's options and policies, RedisStore's scripts and route,
+ * MemcachedStore's layout); no other source file lists the algorithms. A new algorithm is one
+ * row here, one TypeScript file beside this one (`<name>.ts`) and one Lua fragment file
+ * (`<name>.lua.ts`).
+ */
+import { firstRequestWindow } from './first-request-window'
+import { fixedWindow } from './fixed-window'
+import { gcra, gcraAtBacklog, gcraWide } from './gcra'
+import { leakyBucket, leakyBucketWide } from './leaky-bucket'
+import { slidingLog } from './sliding-log'
+import { slidingWindow } from './sliding-window'
+import { bucketAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
+
+import type { Algorithm, PolicyNumbers, StateVector } from './types'
+import type { LuaFragments } from './lua'
+import { firstRequestWindowLua, fixedWindowLua } from './fixed-window.lua'
+import { gcraLua } from './gcra.lua'
+import { leakyBucketLua } from './leaky-bucket.lua'
+import { slidingLogLua } from './sliding-log.lua'
+import { slidingWindowLua } from './sliding-window.lua'
+import { tokenBucketLua } from './token-bucket.lua'
+
+/**
+ * - `counter`: counts requests in windows (fixed-window, sliding-window); exact at any size.
+ * - `meter`: a backlog draining at `limit` per window, with room for `burst` (token-bucket,
+ *   leaky-bucket, gcra); past 2^50 its wide transitions take over.
+ * - `log`: one timestamp per unit (sliding-log); bounded by the narrow size.
+ */
+export type AlgorithmFamily = 'counter' | 'meter' | 'log'
+
+/**
+ * How a store keeps one policy's state: `pair`, two integers (one Redis string, or one field of
+ * a packed hash); `ring`, a newest bucket and a counter per bucket (a hash); `log`, a sorted set.
+ */
+export type StateShape = 'pair' | 'ring' | 'log'
+
+/**
+ * What RedisStore's scripts reply for one policy, from which the store rebuilds a state and runs
+ * the algorithm's own decide: `backlog` (an integer: the meter's backlog drained to now),
+ * `window` (count x (window + 1) + ms to the next window), `ring` (now, the newest bucket, then
+ * slot and count of each non-zero counter), `log` (live, newest - now, mustExpire - now, now).
+ */
+export type ReplyShape = 'backlog' | 'window' | 'ring' | 'log'
+
+/** One row of the registry. */
+export interface AlgorithmRow {
+  readonly name: string
+  /** Short code: in policy ids and in what stores send to their scripts. */
+  readonly code: string
+  readonly family: AlgorithmFamily
+  readonly state: StateShape
+  readonly reply: ReplyShape
+  /** Its transitions. */
+  readonly narrow: Algorithm
+  /** Its transitions for wide policies (isWide), where they differ from `narrow`. */
+  readonly wide?: Algorithm
+  /** A meter's state whose backlog at time 0 is `backlog` (how a `backlog` reply reads). */
+  readonly atBacklog?: (s: StateVector, backlog: number, policy: PolicyNumbers) => void
+  /** Its Lua, for stores that run scripts (RedisStore): `<name>.lua.ts`. */
+  readonly lua: LuaFragments
+  /** The variant anchored at each key's first request (LimitOptions.anchor), its own code. */
+  readonly firstRequest?: {
+    readonly code: string
+    readonly narrow: Algorithm
+    readonly lua: LuaFragments
+  }
+}
+
+export const REGISTRY = [
+  {
+    name: 'fixed-window',
+    code: 'fw',
+    family: 'counter',
+    state: 'pair',
+    reply: 'window',
+    narrow: fixedWindow,
+    lua: fixedWindowLua,
+    firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
+  },
+  {
+    name: 'sliding-window',
+    code: 'sw',
+    family: 'counter',
+    state: 'ring',
+    reply: 'ring',
+    narrow: slidingWindow,
+    lua: slidingWindowLua,
+  },
+  {
+    name: 'sliding-log',
+    code: 'sl',
+    family: 'log',
+    state: 'log',
+    reply: 'log',
+    narrow: slidingLog,
+    lua: slidingLogLua,
+  },
+  {
+    name: 'token-bucket',
+    code: 'tb',
+    family: 'meter',
+    state: 'pair',
+    reply: 'backlog',
+    narrow: tokenBucket,
+    wide: tokenBucketWide,
+    atBacklog: bucketAtBacklog,
+    lua: tokenBucketLua,
+  },
+  {
+    name: 'leaky-bucket',
+    code: 'lb',
+    family: 'meter',
+    state: 'pair',
+    reply: 'backlog',
+    narrow: leakyBucket,
+    wide: leakyBucketWide,
+    atBacklog: bucketAtBacklog,
+    lua: leakyBucketLua,
+  },
+  {
+    name: 'gcra',
+    code: 'gc',
+    family: 'meter',
+    state: 'pair',
+    reply: 'backlog',
+    narrow: gcra,
+    wide: gcraWide,
+    atBacklog: gcraAtBacklog,
+    lua: gcraLua,
+  },
+] as const satisfies readonly AlgorithmRow[]
+
+/** The algorithms, by name. See docs/algorithms.md for how each decides and when to pick it. */
+export type AlgorithmName = (typeof REGISTRY)[number]['name']
+
+/** Every algorithm's name, in the registry's order. */
+export const ALGORITHM_NAMES: readonly AlgorithmName[] = REGISTRY.map((row) => row.name)
+
+/** The rows by name (a plain object: algorithmOf reads it on every decision). */
+export const ROWS: Readonly<Record<AlgorithmName, AlgorithmRow>> = Object.fromEntries(
+  REGISTRY.map((row) => [row.name, row]),
+) as Record<AlgorithmName, AlgorithmRow>
+
+/** The registry's row of `name`. */
+export function rowOf(name: AlgorithmName): AlgorithmRow {
+  return ROWS[name]
+}
+
+/** The names of the algorithms in `family`. */
+export function namesIn(family: AlgorithmFamily): AlgorithmName[] {
+  return ALGORITHM_NAMES.filter((name) => rowOf(name).family === family)
+}
+
+/** `names` for a message: `a, b or c`, each wrapped in `quote`. */
+export function listNames(names: readonly string[], quote = ''): string {
+  const quoted = names.map((name) => `${quote}${name}${quote}`)
+  return quoted.length < 2
+    ? quoted.join('')
+    : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`
+}

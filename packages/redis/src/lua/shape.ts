@@ -1,0 +1,58 @@
+/**
+ * Owns the description of a script: every script RedisStore runs is one of these shapes,
+ * compiled from the algorithms' Lua fragments by compile.ts.
+ */
+import type { LuaFragments, StateShape } from '@sluice/core/web'
+
+/** An algorithm as a script runs it: a registry row, or its variant anchored at first request. */
+export interface Variant {
+  /** Its code in ARGV (a shared script checks it). */
+  readonly code: string
+  readonly state: StateShape
+  readonly lua: LuaFragments
+}
+
+/** Where states live: keys of their own (`<stem><policy id>`), or fields of packed hashes. */
+export type Layout = 'keys' | 'packed'
+
+/** One decision per call, or a batch: several consumes, decided one after another. */
+export type Calls = 'single' | 'batch'
+
+/**
+ * A policy baked into a flat script as Lua constants (RedisStore's per-policy scripts): ARGV
+ * then carries only what changes from call to call, and usually nothing at all.
+ */
+export interface BakedPolicy {
+  readonly limit: number
+  readonly windowMs: number
+  readonly burst: number
+  readonly precision: number
+  /** ms added to every TTL (clockToleranceMs with client time, 0 with server time). */
+  readonly slackMs: number
+}
+
+/**
+ * The generic engine: any policies of the variants given (several per key, all-or-nothing),
+ * every operation (rewards and penalties too), their policies in ARGV (lua/driver.ts).
+ */
+export interface GenericShape {
+  readonly engine: 'generic'
+  readonly variants: readonly Variant[]
+  readonly layout: Layout
+  readonly calls: Calls
+}
+
+/**
+ * The flat engine: one policy of one variant, consume, peek and timed refund, inlined with no
+ * table or function built per call (lua/flat/frame.ts); the policy passed in ARGV (the
+ * generic scripts' contract) or baked in; a batch needs it baked.
+ */
+export interface FlatShape {
+  readonly engine: 'flat'
+  readonly variant: Variant
+  readonly layout: Layout
+  readonly policy: 'passed' | BakedPolicy
+  readonly calls: Calls
+}
+
+export type ScriptShape = GenericShape | FlatShape
