@@ -58,8 +58,41 @@ export async function replay(
   }
 }
 
+/** Groups of calls on three keys, each group's made together (not awaited one by one). */
+type Together = readonly {
+  readonly dt: number
+  readonly calls: readonly { readonly key: number; readonly cost: number; readonly dt: number }[]
+}[]
+
+/**
+ * Makes each group's consumes together, as an HTTP server makes them, and checks each one
+ * against the reference model decided alone, in the order made.
+ */
+async function replayTogether(
+  ctx: ConformanceContext,
+  policies: Policy[],
+  start: number,
+  groups: Together,
+): Promise<void> {
+  const keys = [ctx.freshKey(), ctx.freshKey(), ctx.freshKey()]
+  const models = keys.map(() => new ReferenceModel(policies))
+  let now = start
+  for (const [index, group] of groups.entries()) {
+    now += group.dt
+    const expected: PolicyOutcome[][] = []
+    const made: Promise<StoreResult>[] = []
+    for (const call of group.calls) {
+      now += call.dt
+      expected.push(models[call.key].consume(now, call.cost))
+      made.push(ctx.store.consume({ key: keys[call.key], policies, cost: call.cost, now }))
+    }
+    const outcomes = (await Promise.all(made)).map((r) => plain(r.outcomes))
+    expect({ group: index, outcomes }).toEqual({ group: index, outcomes: expected })
+  }
+}
+
 export function registerTraceCases(ctx: ConformanceContext): void {
-  const { freshKey, supported, multiple, extraSteps, traceRuns, ordered } = ctx
+  const { supported, multiple, extraSteps, traceRuns, ordered } = ctx
   for (const algorithm of supported) {
     test(`randomized traces equal core's transitions (${algorithm})`, async () => {
       await fc.assert(
@@ -101,24 +134,29 @@ export function registerTraceCases(ctx: ConformanceContext): void {
           fc.integer({ min: 0, max: 10_000_000 }),
           together,
           async (limit, start, groups) => {
-            const policies = [resolvePolicy(limit)]
-            const keys = [freshKey(), freshKey(), freshKey()]
-            const models = keys.map(() => new ReferenceModel(policies))
-            let now = start
-            for (const [index, group] of groups.entries()) {
-              now += group.dt
-              const expected: PolicyOutcome[][] = []
-              const made: Promise<StoreResult>[] = []
-              for (const call of group.calls) {
-                now += call.dt
-                expected.push(models[call.key].consume(now, call.cost))
-                made.push(
-                  ctx.store.consume({ key: keys[call.key], policies, cost: call.cost, now }),
-                )
-              }
-              const outcomes = (await Promise.all(made)).map((r) => plain(r.outcomes))
-              expect({ group: index, outcomes }).toEqual({ group: index, outcomes: expected })
-            }
+            await replayTogether(ctx, [resolvePolicy(limit)], start, groups)
+          },
+        ),
+        { numRuns: Math.ceil(traceRuns / 3) },
+      )
+    })
+  }
+
+  // Several limits per key, made together: all-or-nothing per decision, in the order made.
+  if (multiple && ordered.length > 0) {
+    test("decisions with several (mixed) limits made together equal core's", async () => {
+      const limits = fc.array(
+        fc.constantFrom(...ordered).chain((a) => limitArbitrary(a)),
+        { minLength: 2, maxLength: 3 },
+      )
+      await fc.assert(
+        fc.asyncProperty(
+          limits,
+          fc.integer({ min: 0, max: 10_000_000 }),
+          together,
+          async (options, start, groups) => {
+            const policies = options.map((o, i) => resolvePolicy({ ...o, name: `l${i}` }))
+            await replayTogether(ctx, policies, start, groups)
           },
         ),
         { numRuns: Math.ceil(traceRuns / 3) },
