@@ -1,7 +1,7 @@
 /**
  * Owns Redis key names: escaping, hash tags that keep one decision's keys on one slot, prefixes.
  */
-import { ConfigError, type Policy } from '@sluice/core/web'
+import { ConfigError, REGISTRY, type AlgorithmRow, type Policy } from '@sluice/core/web'
 
 /** A value for an error message: strings quoted, everything else as JSON where possible. */
 export function describeValue(value: unknown): string {
@@ -54,8 +54,17 @@ const LETTERS: Readonly<Record<string, string>> = {
   gc: 'g',
 }
 
-/** Codes whose ids end with the burst (core's meters); `sw` ids may end with the precision. */
-const METER_CODES: ReadonlySet<string> = new Set(['tb', 'lb', 'gc'])
+/**
+ * Each code's registry row (a first-request variant's code, its algorithm's): a meter's id may
+ * end with the burst, a ring's (sub-windows) with the precision.
+ */
+const ROW_OF_CODE: ReadonlyMap<string, AlgorithmRow> = new Map(
+  (REGISTRY as readonly AlgorithmRow[]).flatMap((row) => {
+    const codes: [string, AlgorithmRow][] = [[row.code, row]]
+    if (row.firstRequest !== undefined) codes.push([row.firstRequest.code, row])
+    return codes
+  }),
+)
 
 /** Units a window is written in, largest first (see windowCode). */
 const UNITS: readonly (readonly [string, number])[] = [
@@ -95,12 +104,13 @@ export function policyKeyId(policy: Pick<Policy, 'id'>): string {
   if (match === null || letter === undefined) return id
   const [, code, limit, windowMs, last] = match
   const short = `${letter}${limit}/${windowCode(Number(windowMs))}`
-  if (METER_CODES.has(code)) {
+  const row = ROW_OF_CODE.get(code)
+  if (row?.family === 'meter') {
     if (last === undefined) return id
     return last === limit ? short : `${short}b${last}`
   }
   if (last === undefined) return short
-  return code === 'sw' ? `${short}p${last}` : id
+  return row?.state === 'ring' ? `${short}p${last}` : id
 }
 
 /**

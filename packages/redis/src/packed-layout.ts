@@ -14,7 +14,6 @@ import type { Place } from './cas/storage'
 import { escapePart } from './keys'
 import type { LuaScript } from './lua'
 import type { Plan } from './plan'
-import type { Route } from './route'
 import { pushDriverArgs } from './script-args'
 
 /** What the packed layout takes from its store. */
@@ -72,45 +71,75 @@ export class PackedLayout {
   }
 
   /**
-   * An operation on its route (route.ts): a flat consume joins the batch of the policy's own
-   * script; other script routes go alone (a generic consume may join its batch form); a cas
-   * route goes to compare-and-set.
+   * The flat engine's call (engines/flat.ts): a plain consume joins the batch of the policy's
+   * own script; the rest go alone through the shared flat `script`.
    */
-  run(
+  flat(
     plan: Plan,
-    route: Route,
+    script: LuaScript,
+    request: StoreRequest,
+    op: CasOp,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const own = plan.own
+    if (own === undefined || op !== 'c' || !this.host.batches(request)) {
+      return this.script(plan, script, request, op, extra)
+    }
+    const hash = this.hash
+    if (hash === undefined) {
+      return this.seeded().then(() => this.flat(plan, script, request, op, extra))
+    }
+    const { key, keys } = request
+    const stem = packedStem(this.host.prefix, hash, key)
+    const escaped = escapePart(key)
+    return new Promise((resolve, reject) => {
+      this.host.batcher.enqueue({
+        plan,
+        own,
+        key: stem + plan.ids[0],
+        block: `${stem}b`,
+        fields: [packedField(escaped, keys, 0), escaped],
+        request,
+        extra,
+        resolve,
+        reject,
+      })
+    })
+  }
+
+  /** A packed script's call (the flat engine's alone, or the generic engine's): runPacked. */
+  script(
+    plan: Plan,
+    script: LuaScript,
     request: StoreRequest,
     op: CasOp,
     extra: string,
   ): Promise<PolicyOutcome[]> {
     const hash = this.hash
     if (hash === undefined) {
-      return this.seeded().then(() => this.run(plan, route, request, op, extra))
+      return this.seeded().then(() => this.script(plan, script, request, op, extra))
     }
     const { key, keys } = request
     const stem = packedStem(this.host.prefix, hash, key)
-    const escaped = escapePart(key)
-    const own = plan.own
-    if (route.engine === 'flat' && own !== undefined && op === 'c' && this.host.batches(request)) {
-      return new Promise((resolve, reject) => {
-        this.host.batcher.enqueue({
-          plan,
-          own,
-          key: stem + plan.ids[0],
-          block: `${stem}b`,
-          fields: [packedField(escaped, keys, 0), escaped],
-          request,
-          extra,
-          resolve,
-          reject,
-        })
-      })
-    }
     const places = packedPlaces(stem, key, keys, plan.ids)
-    const block = packedBlock(stem, key, escaped)
-    if (route.script === undefined)
-      return this.runner.run(places, block, plan.policies, request, op)
-    return this.runPacked(plan, route.script, places, block, request, op, extra)
+    const block = packedBlock(stem, key, escapePart(key))
+    return this.runPacked(plan, script, places, block, request, op, extra)
+  }
+
+  /** The compare-and-set engine's call (engines/cas.ts), on the fields of the packed hashes. */
+  cas(plan: Plan, request: StoreRequest, op: CasOp): Promise<PolicyOutcome[]> {
+    const hash = this.hash
+    if (hash === undefined) return this.seeded().then(() => this.cas(plan, request, op))
+    const { key, keys } = request
+    const stem = packedStem(this.host.prefix, hash, key)
+    const places = packedPlaces(stem, key, keys, plan.ids)
+    return this.runner.run(
+      places,
+      packedBlock(stem, key, escapePart(key)),
+      plan.policies,
+      request,
+      op,
+    )
   }
 
   /** A batch of one (see Batcher): its consume alone, through the policy's flat script. */

@@ -13,29 +13,24 @@ import type {
   StoreRequest,
   StoreResult,
 } from '@sluice/core'
-import type { BlockCache, ReplyShape } from '@sluice/core/web'
+import type { BlockCache } from '@sluice/core/web'
 import { Batcher } from './batch'
 import { ChargeTimes } from './charge-times'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
+import { enginesOf, type Engines } from './engines'
+import { KeyCalls } from './key-calls'
 import { RedisSlots } from './slots'
 import { keyStem } from './keys'
-import { genericBatchOf, SCRIPTS, type LuaScript } from './lua'
+import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
-import {
-  Planner,
-  stateKey,
-  GenericBatches,
-  type LoadedScript,
-  type Plan,
-  type PolicyScript,
-} from './plan'
+import { Planner, stateKey, type LoadedScript, type Plan } from './plan'
 import type { Route } from './route'
-import { asResult, flatOutcomes, parseOutcomes } from './replies'
+import { asResult } from './replies'
 import { randomToken } from './web-crypto'
 import { CasRunner } from './cas/runner'
 import { KeyStorage, PackedStorage } from './cas/storage'
-import { pushDriverArgs, pushOwnArgs, type ArgSettings, type Op } from './script-args'
+import type { Op } from './script-args'
 import { PackedLayout } from './packed-layout'
 
 export type { BlockCacheOptions, RedisStoreOptions } from './options'
@@ -56,12 +51,9 @@ export class RedisStore implements Store {
   /** With server time the scripts decide on Redis `TIME`, not the request's `now`. */
   readonly ownClock: boolean
   private readonly toleranceMs: string
-  /** What the scripts' ARGV carry of the settings (script-args.ts). */
-  private readonly argSettings: ArgSettings
   private readonly cache: BlockCache | undefined
   private readonly planner: Planner
   private readonly batcher: Batcher
-  private readonly batchSize: number
   /** Sliding-log members are `<instance>:<counter>.<n>`: unique per request across processes. */
   /** Slots of `concurrency` limits (slots.ts). */
   readonly slots: RedisSlots
@@ -69,12 +61,12 @@ export class RedisStore implements Store {
   private requests = 0
   /** The shared scripts, each with whether this store has sent it yet (see evaluate). */
   private readonly loaded = new Map<LuaScript, LoadedScript>()
-  /** Plans with a wide policy, on keys of their own (see cas/runner.ts). */
-  private readonly wide: CasRunner
+  /** The keys and wide layouts' calls (key-calls.ts). */
+  private readonly keys: KeyCalls
   /** A packed store's calls (RedisStoreOptions.packed); undefined when not packed. */
   private readonly packed: PackedLayout | undefined
-  /** The batch forms of the generic scripts this store has run. */
-  private readonly genericBatches = new GenericBatches()
+  /** Every engine, by name (engines/index.ts). */
+  private readonly engines: Engines
   /** With server time: when Redis logged recent sliding-log charges, for their refunds. */
   private readonly charges = new ChargeTimes()
 
@@ -86,10 +78,8 @@ export class RedisStore implements Store {
     this.serverTime = settings.serverTime
     this.ownClock = settings.serverTime
     this.toleranceMs = settings.toleranceMs
-    this.argSettings = { serverTime: settings.serverTime, toleranceMs: settings.toleranceMs }
     this.cache = settings.cache
     this.slots = new RedisSlots(this.client, this.prefix, this.serverTime)
-    this.batchSize = settings.batchSize
     this.planner = new Planner(settings.toleranceMs, settings.maxPolicyScripts, settings.groups > 0)
     this.batcher = new Batcher({
       // A full batch is written at once (see ScriptClient.direct).
@@ -99,14 +89,21 @@ export class RedisStore implements Store {
       blocks: this.blocks,
       requestId: (plan) => this.requestId(plan),
       runAlone: (e) =>
-        e.call !== undefined
-          ? this.evaluateScript(e.plan, e.call.script, e.call.args, e.request, 'c')
-          : e.fields === undefined
-            ? this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra)
-            : (this.packed as PackedLayout).runAlone(e),
+        e.call === undefined && e.fields !== undefined
+          ? (this.packed as PackedLayout).runAlone(e)
+          : this.keys.runEntry(e),
     })
     const slack = Number(settings.toleranceMs)
-    this.wide = new CasRunner(new KeyStorage(this.client), settings.serverTime, slack)
+    this.keys = new KeyCalls({
+      client: this.client,
+      prefix: this.prefix,
+      serverTime: this.serverTime,
+      argSettings: { serverTime: settings.serverTime, toleranceMs: settings.toleranceMs },
+      batchSize: settings.batchSize,
+      batcher: this.batcher,
+      loaded: this.loaded,
+      wide: new CasRunner(new KeyStorage(this.client), settings.serverTime, slack),
+    })
     this.packed =
       settings.groups > 0
         ? new PackedLayout(
@@ -119,14 +116,15 @@ export class RedisStore implements Store {
               slackMs: slack,
               isCluster: this.client.isCluster,
               batcher: this.batcher,
-              batches: (request) => this.batches(request),
+              batches: (request) => this.keys.batches(request),
               toleranceMs: settings.toleranceMs,
               runScript: (plan, script, args, request, op) =>
-                this.runScript(plan, script, args, request, op),
+                this.keys.runScript(plan, script, args, request, op),
             },
             new CasRunner(new PackedStorage(this.client), settings.serverTime, slack),
           )
         : undefined
+    this.engines = enginesOf({ keys: this.keys, packed: this.packed })
     for (const script of Object.values(SCRIPTS)) {
       this.loaded.set(script, { lua: script.lua, sha: script.sha, sent: false })
     }
@@ -258,8 +256,8 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Runs an operation on its route (route.ts): by the layout, the one place a decision's path is
-   * chosen. Not async: the callers are, and one promise per call fewer shows in the profile.
+   * Runs an operation on its route (route.ts) by the route's engine (engines/index.ts). Not
+   * async: the callers are, and one promise per call fewer shows in the profile.
    */
   private run(
     plan: Plan,
@@ -268,145 +266,6 @@ export class RedisStore implements Store {
     extra: string,
     route: Route,
   ): Promise<PolicyOutcome[]> {
-    switch (route.layout) {
-      case 'packed':
-        return (this.packed as PackedLayout).run(plan, route, request, op, extra)
-      case 'wide':
-        return this.runWide(plan, request, op)
-      case 'keys':
-        // A flat route runs the policy's own script while it has one.
-        return route.engine === 'flat' && plan.own !== undefined
-          ? this.runOwn(plan, plan.own, request, op, extra)
-          : this.runKeys(plan, route.script as LuaScript, request, op, extra)
-    }
-  }
-
-  /** Core's transitions by compare-and-set, on state keys of their own ending in `:v`. */
-  private runWide(plan: Plan, request: StoreRequest, op: Op): Promise<PolicyOutcome[]> {
-    const stem = keyStem(this.prefix, request.key)
-    const places = plan.ids.map((id, i) => ({
-      key: stateKey(stem, request.keys, i, id) + ':v',
-      field: '',
-    }))
-    return this.wide.run(places, { key: stem + 'b', field: '' }, plan.policies, request, op)
-  }
-
-  /** A shared script (flat or generic) on keys of their own: the driver's KEYS and ARGV. */
-  private runKeys(
-    plan: Plan,
-    script: LuaScript,
-    request: StoreRequest,
-    op: Op,
-    extra: string,
-  ): Promise<PolicyOutcome[]> {
-    const stem = keyStem(this.prefix, request.key)
-    const n = plan.ids.length
-    const keys = request.keys
-    const declared = this.client.isCluster ? n : n + 1
-    // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
-    const args: string[] = [script.sha, String(declared)]
-    if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
-    else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
-    if (declared > n) args.push(stem + 'b')
-    pushDriverArgs(args, request, op, extra, this.argSettings)
-    for (const a of plan.args) args.push(a)
-    return this.runScript(plan, script, args, request, op)
-  }
-
-  /**
-   * One call of a script with its whole command (`args`: sha, key count, KEYS, ARGV); a consume
-   * through a generic script joins the batch of its batch form (GenericBatches in plan.ts).
-   */
-  private runScript(
-    plan: Plan,
-    script: LuaScript,
-    args: string[],
-    request: StoreRequest,
-    op: Op,
-  ): Promise<PolicyOutcome[]> {
-    const own = op === 'c' && this.batches(request) ? this.genericBatches.of(script) : undefined
-    if (own !== undefined) {
-      return new Promise((resolve, reject) => {
-        const call = { script, args }
-        this.batcher.enqueue({
-          plan,
-          own,
-          key: '',
-          block: undefined,
-          call,
-          request,
-          extra: '',
-          resolve,
-          reject,
-        })
-      })
-    }
-    return this.evaluateScript(plan, script, args, request, op)
-  }
-
-  /** One call of a script, alone (see runScript), and its outcomes. */
-  private evaluateScript(
-    plan: Plan,
-    script: LuaScript,
-    args: string[],
-    request: StoreRequest,
-    op: Op,
-  ): Promise<PolicyOutcome[]> {
-    return evaluate(this.client, this.loaded.get(script) as LoadedScript, args, (reply) => {
-      if (op === 'r' || op === 'x') return []
-      // A generic script (one with a batch form) replies per policy; a flat one, one integer.
-      if (plan.flat !== undefined && genericBatchOf(script) === undefined) {
-        return flatOutcomes(plan.flat, reply, plan.policies[0], request, this.serverTime)
-      }
-      return parseOutcomes(reply, plan, request, this.serverTime)
-    })
-  }
-
-  /** Whether a consume through a policy's own script joins a batch (see batchSize). */
-  private batches(request: StoreRequest): boolean {
-    return this.batchSize > 1 && !(request.maxDelayMs! > 0)
-  }
-
-  /**
-   * A flat operation ('c', 'p', 'r') through the policy's own script. A plain consume joins
-   * the batch of its script (see batchSize); the rest go alone.
-   */
-  private runOwn(
-    plan: Plan,
-    own: PolicyScript,
-    request: StoreRequest,
-    op: Op,
-    extra: string,
-  ): Promise<PolicyOutcome[]> {
-    const stem = keyStem(this.prefix, request.key)
-    const key =
-      request.keys === undefined ? stem + plan.ids[0] : stateKey(stem, request.keys, 0, plan.ids[0])
-    // Declared, except on a Cluster (see lua/driver.ts), which runs no batches.
-    const block = this.client.isCluster ? undefined : stem + 'b'
-    if (op === 'c' && this.batches(request)) {
-      return new Promise((resolve, reject) => {
-        this.batcher.enqueue({ plan, own, key, block, request, extra, resolve, reject })
-      })
-    }
-    return this.runAlone(plan, own, key, block, request, op, extra)
-  }
-
-  /** EVALSHA <sha> 2 <key> <block> (1 <key> on a Cluster), then the ARGV (pushOwnArgs). */
-  private runAlone(
-    plan: Plan,
-    own: PolicyScript,
-    key: string,
-    block: string | undefined,
-    request: StoreRequest,
-    op: Op,
-    extra: string,
-  ): Promise<PolicyOutcome[]> {
-    const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
-    pushOwnArgs(args, request, op, extra, this.serverTime)
-    return evaluate(this.client, own, args, (reply) =>
-      op === 'r'
-        ? []
-        : flatOutcomes(plan.flat as ReplyShape, reply, plan.policies[0], request, this.serverTime),
-    )
+    return this.engines[route.engine].run(plan, route, request, op, extra)
   }
 }

@@ -24,12 +24,12 @@
 import type { Policy } from '@sluice/core/web'
 import { allPairs, policyVariant, scriptNamed, type LuaScript } from './lua'
 
-export type Engine = 'flat' | 'generic' | 'cas'
+export type EngineName = 'flat' | 'generic' | 'cas'
 export type RouteLayout = 'keys' | 'packed' | 'wide'
 
 /** The path of one operation of a plan. */
 export interface Route {
-  readonly engine: Engine
+  readonly engine: EngineName
   readonly layout: RouteLayout
   /** The script it runs (a shared one); undefined for compare-and-set. */
   readonly script: LuaScript | undefined
@@ -60,7 +60,7 @@ export function routeOf(
 
 const CAS_PACKED: Route = { engine: 'cas', layout: 'packed', script: undefined }
 
-const route = (engine: Engine, layout: RouteLayout, name: string): Route => ({
+const route = (engine: EngineName, layout: RouteLayout, name: string): Route => ({
   engine,
   layout,
   script: scriptNamed(name),

@@ -171,29 +171,33 @@ export function genericBatchOf(generic: LuaScript): LuaScript | undefined {
 export const scriptNamed = (name: string): LuaScript => SCRIPTS[name as ScriptName]
 
 /**
- * A flat script's Lua (the keys layout): shared (policy in ARGV), or with `baked` as constants;
- * with `batch` (baked only), the form that decides one consume per key of KEYS in one call.
+ * A flat script's Lua on `layout`: shared (policy in ARGV), or with `baked` as constants; with
+ * `batch` (baked only), the form that decides one consume per key of KEYS in one call. The
+ * packed layout (packed.ts) has no per-policy script of one call.
  */
-export function flatLua(
+function flatLayoutLua(
+  layout: Layout,
   algorithm: AlgorithmName,
-  baked?: BakedPolicy,
-  batch = false,
-  anchor: WindowAnchor = 'clock',
+  baked: BakedPolicy | undefined,
+  batch: boolean,
+  anchor: WindowAnchor,
 ): string {
   const variant = policyVariant({ algorithm, anchor })
-  return compile(flatShape(variant, 'keys', baked ?? 'passed', batch ? 'batch' : 'single'))
+  return compile(flatShape(variant, layout, baked ?? 'passed', batch ? 'batch' : 'single'))
 }
 
-/**
- * A flat script's Lua on the packed layout (lua/packed.ts): shared, or with `baked` and
- * `batch` the batch form (the packed layout has no per-policy script of one call).
- */
-export function packedFlatLua(
+/** A flat script's Lua on keys of their own (see flatLayoutLua). */
+export const flatLua = (
   algorithm: AlgorithmName,
   baked?: BakedPolicy,
   batch = false,
   anchor: WindowAnchor = 'clock',
-): string {
-  const variant = policyVariant({ algorithm, anchor })
-  return compile(flatShape(variant, 'packed', baked ?? 'passed', batch ? 'batch' : 'single'))
-}
+): string => flatLayoutLua('keys', algorithm, baked, batch, anchor)
+
+/** A flat script's Lua on the packed layout (see flatLayoutLua). */
+export const packedFlatLua = (
+  algorithm: AlgorithmName,
+  baked?: BakedPolicy,
+  batch = false,
+  anchor: WindowAnchor = 'clock',
+): string => flatLayoutLua('packed', algorithm, baked, batch, anchor)

@@ -1,0 +1,17 @@
+/**
+ * Owns the generic engine: any policies of a key, any operation, in one call of the generic
+ * script of their algorithms (lua/driver.ts; `packed` on the packed layout); a plain consume
+ * joins the batch of its batch form.
+ */
+import type { LuaScript } from '../lua'
+import type { PackedLayout } from '../packed-layout'
+import type { Engine, EngineHost } from './engine'
+
+export function genericEngine({ keys, packed }: EngineHost): Engine {
+  return {
+    run: (plan, route, request, op, extra) =>
+      route.layout === 'packed'
+        ? (packed as PackedLayout).script(plan, route.script as LuaScript, request, op, extra)
+        : keys.runKeys(plan, route.script as LuaScript, request, op, extra),
+  }
+}
