@@ -56,6 +56,13 @@ function rawCeiling(port, sha, clients, pipeline) {
   return match ? Number(match[1]) : NaN
 }
 
+/** redis-server's CPU time so far (user + system), in µs: INFO cpu. */
+async function serverCpuUs(admin) {
+  const info = await admin.info('cpu')
+  const of = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)[1])
+  return (of('used_cpu_user') + of('used_cpu_sys')) * 1e6
+}
+
 async function commandCalls(admin) {
   const info = await admin.info('commandstats')
   let calls = 0
@@ -210,14 +217,18 @@ async function main() {
     { name: 'meter', algorithm: 'gcra', limit: BIG, window: '1h' },
     { name: 'window', algorithm: 'sliding-window', limit: BIG, window: '1h' },
   ]
-  const perKeyTwo = () =>
+  const threeLimits = [
+    ...twoLimits,
+    { name: 'minute', algorithm: 'fixed-window', limit: BIG, window: '1m' },
+  ]
+  const perKeyLimits = (limits) =>
     createLimiter({
       timeoutMs: TIMEOUT_MS,
       store: new RedisStore({ client: track(pipelined()), blockCache: false }),
-      limits: twoLimits,
+      limits,
     })
-  const packedTwo = () =>
-    createLimiter({ timeoutMs: TIMEOUT_MS, store: packedStore(4096), limits: twoLimits })
+  const packedLimits = (limits) =>
+    createLimiter({ timeoutMs: TIMEOUT_MS, store: packedStore(4096), limits })
   const wideGcra = () =>
     createLimiter({
       timeoutMs: TIMEOUT_MS,
@@ -233,14 +244,19 @@ async function main() {
     ['gcra, 10^12 a month: wide (compare-and-set)', wideGcra(), 0],
     ['sliding-window, keys of their own', perKey('sliding-window')],
     ['sliding-window, packed (Lua)', packedLimiter('sliding-window'), 3],
-    ['gcra and sliding-window, keys of their own', perKeyTwo()],
-    ['gcra and sliding-window, packed (compare-and-set)', packedTwo(), 5],
+    // Several limits on one key, each beside one gcra limit on the same layout.
+    ['gcra and sliding-window, keys of their own', perKeyLimits(twoLimits), 0],
+    ['gcra, sliding-window and fixed-window, keys of their own', perKeyLimits(threeLimits), 0],
+    ['gcra and sliding-window, packed', packedLimits(twoLimits), 1],
+    ['gcra, sliding-window and fixed-window, packed', packedLimits(threeLimits), 1],
   ]) {
     await admin.flushall()
     await admin.config('RESETSTAT')
+    const cpu = await serverCpuUs(admin)
     const rate = await throughput((n) => limiter.consume(`cas:${n % KEYS}`), CAS_OPS, IN_FLIGHT)
+    const cpuUs = ((await serverCpuUs(admin)) - cpu) / CAS_OPS
     const calls = (await commandCalls(admin)) / CAS_OPS
-    layoutRows.push({ name: `Sluice RedisStore (${name})`, rate, calls, base })
+    layoutRows.push({ name: `Sluice RedisStore (${name})`, rate, calls, cpuUs, base })
   }
   await admin.flushall()
   const ceiling = median(ceilings)
@@ -367,15 +383,22 @@ async function main() {
       ]),
     ),
     '',
-    `The packed layout and wide budgets beside keys of their own, ${fmt(CAS_OPS)} decisions each, ${IN_FLIGHT} in flight over ${fmt(KEYS)} keys, in the same minute:`,
+    `The packed layout, wide budgets and several limits per key beside one limit, ${fmt(CAS_OPS)} decisions each, ${IN_FLIGHT} in flight over ${fmt(KEYS)} keys, in the same minute ("vs one limit": beside the same algorithm on keys of their own; several limits beside gcra alone on the same layout):`,
     '',
     table(
-      ['store', 'decisions /s', 'vs keys of their own', 'scripts per decision'],
+      [
+        'store',
+        'decisions /s',
+        'vs one limit',
+        'scripts per decision',
+        'Redis CPU µs per decision',
+      ],
       layoutRows.map((r) => [
         r.name,
         fmt(r.rate),
         r.base === undefined ? '' : `${(r.rate / layoutRows[r.base].rate).toFixed(2)}x`,
         r.calls.toFixed(3),
+        r.cpuUs.toFixed(1),
       ]),
     ),
     '',

@@ -24,6 +24,7 @@
 import type { Policy } from '@sluice/core/web'
 import { allPairs, policyVariant, scriptNamed, type LuaScript } from './lua'
 
+/** An engine's name: its implementation is engines/index.ts's table entry (one interface). */
 export type EngineName = 'flat' | 'generic' | 'cas'
 export type RouteLayout = 'keys' | 'packed' | 'wide'
 
