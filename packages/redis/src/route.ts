@@ -9,7 +9,8 @@
  * | packed store, no log, one policy       | consume, peek, timed refund  | flat    | packed  |
  * | packed store, no log, all pairs        | any other                    | generic | packed  |
  * | packed store, no log, otherwise        | any other                    | cas     | packed  |
- * | a wide one                             | any                          | cas     | wide    |
+ * | a wide one, each a pair or a wide meter | any                         | generic | wide    |
+ * | a wide one, otherwise                  | any                          | cas     | wide    |
  * | one policy                             | consume, peek, timed refund  | flat    | keys    |
  * | otherwise                              | any other                    | generic | keys    |
  *
@@ -18,11 +19,12 @@
  * algorithms (`packed` on the packed layout); `cas`: core's transitions in this process,
  * read and written by compare-and-set (cas/runner.ts). Layouts: `keys`, a key per state;
  * `packed`, fields of shared hashes (a log keeps keys of its own: no field holds a sorted set);
- * `wide`, keys of their own ending in `:v`. A consume through a script joins the batch of its
+ * `wide`, keys of their own ending in `:v`, holding core's state vector as text (the wide
+ * script, `wide`: lua/wide.ts, the wide meters' limbs modules beside the pairs' own). A consume through a script joins the batch of its
  * script's batch form when the store batches (batch.ts).
  */
 import type { Policy } from '@sluice/core/web'
-import { allPairs, policyVariant, scriptNamed, type LuaScript } from './lua'
+import { allPairs, policyVariant, scriptNamed, wideScripted, type LuaScript } from './lua'
 
 export type Engine = 'flat' | 'generic' | 'cas'
 export type RouteLayout = 'keys' | 'packed' | 'wide'
@@ -52,7 +54,11 @@ export function routeOf(
     if (flat) return route('flat', 'packed', `${flatName(policies[0])}:packed`)
     return allPairs(policies) ? route('generic', 'packed', 'packed') : CAS_PACKED
   }
-  if (wide) return { engine: 'cas', layout: 'wide', script: undefined }
+  if (wide) {
+    return wideScripted(policies)
+      ? route('generic', 'wide', 'wide')
+      : { engine: 'cas', layout: 'wide', script: undefined }
+  }
   if (flat) return route('flat', 'keys', `${flatName(policies[0])}:1`)
   const first = policies[0].algorithm
   return route('generic', 'keys', policies.every((p) => p.algorithm === first) ? first : 'mixed')
