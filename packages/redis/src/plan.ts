@@ -135,7 +135,7 @@ export class Planner {
       const wide = policies.some(isWide)
       const decide = routeOf(policies, wide, this.packed, 'decide')
       // The wide script runs a wide policy's limbs module, by its own code.
-      const scripted = decide.layout === 'wide' && decide.script !== undefined
+      const scripted = wide && decide.script !== undefined
       const args: string[] = []
       for (const p of policies) {
         args.push(

@@ -293,10 +293,7 @@ export class RedisStore implements Store {
     return this.wide.run(places, { key: stem + 'b', field: '' }, plan.policies, request, op)
   }
 
-  /**
-   * A shared script (flat or generic) on keys of their own: the driver's KEYS and ARGV; the
-   * state keys end in `suffix` (`:v`: the wide script's, lua/wide.ts).
-   */
+  /** A shared script on keys of their own (ending in `suffix`): the driver's KEYS and ARGV. */
   private runKeys(
     plan: Plan,
     script: LuaScript,

@@ -176,6 +176,30 @@ describe('the wide script', () => {
     },
   )
 
+  test('decides wide budgets on a packed store in one script call too', async () => {
+    const client = new Redis({ host: server.host, port: server.port })
+    try {
+      const store = new RedisStore({ client, time: 'client', batchSize: 1, packed: { groups: 16 } })
+      const limiter = createLimiter({
+        store,
+        limits: [
+          { algorithm: 'gcra', limit: 10 ** 9, window: 60_000 },
+          { algorithm: 'token-bucket', limit: 10 ** 12, window: MONTH },
+        ],
+      })
+      await limiter.consume(freshKey())
+      await redis.config('RESETSTAT')
+      const key = freshKey()
+      for (let i = 0; i < 9; i++) {
+        expect((await limiter.consume(key, { cost: 10 ** 8 })).allowed).toBe(true)
+      }
+      expect((await limiter.consume(key, { cost: 2 * 10 ** 8 })).allowed).toBe(false)
+      expect(await scriptCalls()).toBe(10)
+    } finally {
+      client.disconnect()
+    }
+  })
+
   test('consumes of wide budgets join one batch when the store batches', async () => {
     const client = new Redis({ host: server.host, port: server.port })
     try {

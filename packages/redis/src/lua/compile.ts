@@ -7,7 +7,7 @@ import { DRIVER, DRIVER_BATCH } from './driver'
 import { frameOf, head, tail } from './flat/frame'
 import { PACKED_STATE } from './packed'
 import { KEY_STATE, PRELUDE } from './prelude'
-import { WIDE_STATE } from './wide'
+import { PACKED_WIDE_STATE, WIDE_STATE } from './wide'
 import type { FlatShape, GenericShape, ScriptShape } from './shape'
 
 /** The Lua of a script of `shape`. */
@@ -32,7 +32,12 @@ function generic(shape: GenericShape): string {
   return [PRELUDE, state, ...shared, ...modules, driver].join('')
 }
 
-const STATES = { keys: KEY_STATE, packed: PACKED_STATE, wide: WIDE_STATE }
+const STATES = {
+  keys: KEY_STATE,
+  packed: PACKED_STATE,
+  wide: WIDE_STATE,
+  'packed-wide': PACKED_WIDE_STATE,
+}
 
 /** The flat engine: the variant's flat body inside the frame of the shape. */
 function flat(shape: FlatShape): string {

@@ -97,6 +97,8 @@ export type ScriptName =
   | 'packed'
   | 'wide'
   | 'wide:batch'
+  | 'packed-wide'
+  | 'packed-wide:batch'
   | `${AlgorithmName}:packed`
   | `${AlgorithmName}/first-request:packed`
   | 'block'
@@ -114,6 +116,7 @@ export type ScriptName =
  * | `mixed`, `mixed:batch`                 | generic (every algorithm) | keys | passed | single, batch |
  * | `packed`, `packed:batch`               | generic (the pairs) | packed | passed | single, batch |
  * | `wide`, `wide:batch`                   | generic (the pairs, and the wide meters' limbs modules) | wide | passed | single, batch |
+ * | `packed-wide`, `packed-wide:batch`     | generic (as `wide`) | packed-wide | passed | single, batch |
  * | `<algorithm>:1`, `<algorithm>/first-request:1` | flat | keys | passed | single |
  * | `<algorithm>:packed`, `.../first-request:packed` (all but a log) | flat | packed | passed | single |
  *
@@ -155,6 +158,8 @@ function sharedShapes(): Record<string, ScriptShape> {
   shapes['packed:batch'] = generic(pairs, 'packed', 'batch')
   shapes.wide = generic(wide, 'wide', 'single')
   shapes['wide:batch'] = generic(wide, 'wide', 'batch')
+  shapes['packed-wide'] = generic(wide, 'packed-wide', 'single')
+  shapes['packed-wide:batch'] = generic(wide, 'packed-wide', 'batch')
   return shapes
 }
 

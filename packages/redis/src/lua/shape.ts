@@ -20,9 +20,10 @@ export interface Variant extends ModuleVariant {
 /**
  * Where states live: keys of their own (`<stem><policy id>`), fields of packed hashes, or (the
  * generic engine only) keys of their own holding core's state vector as text (`<stem><policy
- * id>:v`, lua/wide.ts), where wide policies run their limbs modules (`<algorithm>.wide.lua.ts`).
+ * id>:v`, lua/wide.ts), where wide policies run their limbs modules (`<algorithm>.wide.lua.ts`);
+ * `packed-wide`, those modules on the packed layout's fields.
  */
-export type Layout = 'keys' | 'packed' | 'wide'
+export type Layout = 'keys' | 'packed' | 'wide' | 'packed-wide'
 
 /** One decision per call, or a batch: several consumes, decided one after another. */
 export type Calls = 'single' | 'batch'
@@ -59,7 +60,7 @@ export interface GenericShape {
 export interface FlatShape {
   readonly engine: 'flat'
   readonly variant: Variant
-  readonly layout: Exclude<Layout, 'wide'>
+  readonly layout: 'keys' | 'packed'
   readonly policy: 'passed' | BakedPolicy
   readonly calls: Calls
 }

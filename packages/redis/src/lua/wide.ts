@@ -6,6 +6,8 @@
  * (prelude.ts), and `load_vector(key, slots)` and `save_vector(key, text, expires_at, now)`
  * for a state of more than two numbers (the wide buckets').
  */
+import { PACKED_STATE } from './packed'
+
 export const WIDE_STATE = `
 local PER = 5
 local function place(i) return KEYS[i] end
@@ -53,5 +55,36 @@ end
 local function block_end(n)
   local v = redis.pcall('GET', block_key(n))
   if type(v) == 'string' then return tonumber(v) end
+end
+`
+
+/**
+ * The wide script on the packed layout (RedisStoreOptions.packed): PACKED_STATE (packed.ts),
+ * whose fields already hold core's state vector as text (\`<expires at>;<vector>\`), and the
+ * vectors of more than two numbers beside its pairs, read as missing once expired.
+ */
+export const PACKED_WIDE_STATE = `${PACKED_STATE}
+local function load_vector(place, slots)
+  local v = call('HGET', place[1], place[2])
+  local s, parts = {}, {}
+  for i = 1, slots do s[i] = 0 end
+  if not v then return s end
+  local expires, rest = string.match(v, '^(%d+);([-,%d]+)$')
+  if rest then
+    for x in string.gmatch(rest, '[^,]+') do parts[#parts + 1] = tonumber(x) end
+  end
+  if not expires or #parts ~= slots then
+    error('sluice: ' .. place[1] .. ' field ' .. place[2] .. ' holds ' .. v .. ', not a state this store wrote')
+  end
+  if tonumber(expires) <= NOW then return s end
+  return parts
+end
+
+local function save_vector(place, text, expires_at, now)
+  if expires_at <= now then
+    call('HDEL', place[1], place[2])
+    return
+  end
+  put_field(place[1], place[2], format('%d;', expires_at + SLACK) .. text, expires_at - now + SLACK, now)
 end
 `
