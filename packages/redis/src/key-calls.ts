@@ -51,13 +51,17 @@ export class KeyCalls {
     return this.host.wide.run(places, { key: stem + 'b', field: '' }, plan.policies, request, op)
   }
 
-  /** A shared script (flat or generic) on keys of their own: the driver's KEYS and ARGV. */
+  /**
+   * A shared script (flat or generic) on keys of their own, ending in `suffix` (`:v` on the
+   * wide layout): the driver's KEYS and ARGV.
+   */
   runKeys(
     plan: Plan,
     script: LuaScript,
     request: StoreRequest,
     op: Op,
     extra: string,
+    suffix: string,
   ): Promise<PolicyOutcome[]> {
     const stem = keyStem(this.host.prefix, request.key)
     const n = plan.ids.length
@@ -65,8 +69,8 @@ export class KeyCalls {
     const declared = this.host.client.isCluster ? n : n + 1
     // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
     const args: string[] = [script.sha, String(declared)]
-    if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
-    else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
+    if (keys === undefined) for (const id of plan.ids) args.push(stem + id + suffix)
+    else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]) + suffix)
     if (declared > n) args.push(stem + 'b')
     pushDriverArgs(args, request, op, extra, this.host.argSettings)
     for (const a of plan.args) args.push(a)

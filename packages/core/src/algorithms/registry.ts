@@ -8,20 +8,22 @@
  */
 import { firstRequestWindow } from './first-request-window'
 import { fixedWindow } from './fixed-window'
-import { gcra, gcraAtBacklog, gcraWide } from './gcra'
+import { gcra, gcraAtBacklog, gcraWide, gcraWideAtBacklog } from './gcra'
 import { leakyBucket, leakyBucketWide } from './leaky-bucket'
 import { slidingLog } from './sliding-log'
 import { slidingWindow } from './sliding-window'
-import { bucketAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
+import { bucketAtBacklog, bucketWideAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
 
 import type { Algorithm, PolicyNumbers, StateVector } from './types'
-import type { LuaFragments } from './lua'
+import type { LuaFragments, WideLuaFragments } from './lua'
 import { firstRequestWindowLua, fixedWindowLua } from './fixed-window.lua'
 import { gcraLua } from './gcra.lua'
-import { leakyBucketLua } from './leaky-bucket.lua'
+import { gcraWideLua } from './gcra.wide.lua'
+import { leakyBucketLua, leakyBucketWideLua } from './leaky-bucket.lua'
 import { slidingLogLua } from './sliding-log.lua'
 import { slidingWindowLua } from './sliding-window.lua'
 import { tokenBucketLua } from './token-bucket.lua'
+import { tokenBucketWideLua } from './token-bucket.wide.lua'
 
 /**
  * - `counter`: counts requests in windows (fixed-window, sliding-window); exact at any size.
@@ -61,6 +63,14 @@ export interface AlgorithmRow {
   readonly atBacklog?: (s: StateVector, backlog: number, policy: PolicyNumbers) => void
   /** Its Lua, for stores that run scripts (RedisStore): `<name>.lua.ts`. */
   readonly lua: LuaFragments
+  /**
+   * Its Lua for wide policies (`<name>.wide.lua.ts`, on limbs: exact past 2^53), and the wide
+   * state whose backlog at time 0 is a script's reply (as `atBacklog`, on a BigInt).
+   */
+  readonly wideLua?: {
+    readonly lua: WideLuaFragments
+    readonly atBacklog: (s: StateVector, backlog: bigint, policy: PolicyNumbers) => void
+  }
   /** The variant anchored at each key's first request (LimitOptions.anchor), its own code. */
   readonly firstRequest?: {
     readonly code: string
@@ -108,6 +118,7 @@ export const REGISTRY = [
     wide: tokenBucketWide,
     atBacklog: bucketAtBacklog,
     lua: tokenBucketLua,
+    wideLua: { lua: tokenBucketWideLua, atBacklog: bucketWideAtBacklog },
   },
   {
     name: 'leaky-bucket',
@@ -119,6 +130,7 @@ export const REGISTRY = [
     wide: leakyBucketWide,
     atBacklog: bucketAtBacklog,
     lua: leakyBucketLua,
+    wideLua: { lua: leakyBucketWideLua, atBacklog: bucketWideAtBacklog },
   },
   {
     name: 'gcra',
@@ -130,6 +142,7 @@ export const REGISTRY = [
     wide: gcraWide,
     atBacklog: gcraAtBacklog,
     lua: gcraLua,
+    wideLua: { lua: gcraWideLua, atBacklog: gcraWideAtBacklog },
   },
 ] as const satisfies readonly AlgorithmRow[]
 

@@ -14,6 +14,6 @@ export function flatEngine({ keys, packed }: EngineHost): Engine {
         ? (packed as PackedLayout).flat(plan, route.script as LuaScript, request, op, extra)
         : plan.own !== undefined
           ? keys.runOwn(plan, plan.own, request, op, extra)
-          : keys.runKeys(plan, route.script as LuaScript, request, op, extra),
+          : keys.runKeys(plan, route.script as LuaScript, request, op, extra, ''),
   }
 }
