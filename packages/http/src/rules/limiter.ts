@@ -14,7 +14,8 @@ import {
   invalidOption,
   StoreError,
   type DecisionHook,
-  checkKnownOptions,
+  declareOptions,
+  LIMITER_OPTIONS,
   type PolicyOutcome,
   type Store,
   type StoreRequest,
@@ -97,18 +98,35 @@ export interface RulesLimiter {
   close(): void
 }
 
-const KNOWN_OPTIONS = [
-  'rules',
-  'store',
-  'clock',
-  'prefix',
-  'onStoreError',
-  'timeoutMs',
-  'breaker',
-  'maxInFlight',
-  'logger',
-  'onDecision',
-]
+const limiter = LIMITER_OPTIONS.table
+
+function checkRulesStoreErrorMode(mode: unknown): void {
+  if (mode !== 'throw' && mode !== 'allow' && mode !== 'deny') {
+    invalidOption('onStoreError', mode, "'throw', 'allow' or 'deny'")
+  }
+}
+
+/**
+ * createRulesLimiter's options, declared once: the store's share createLimiter's declaration;
+ * `rules` is checked by resolveRules, the store's by resolveStoreSettings.
+ */
+export const RULES_LIMITER_OPTIONS = declareOptions<RulesLimiterOptions>('createRulesLimiter', {
+  rules: { doc: 'the rules: a file path, a rules document, a RuleSet or a RulesWatcher' },
+  store: limiter.store,
+  clock: limiter.clock,
+  prefix: limiter.prefix,
+  onStoreError: {
+    doc: "what to do when the store fails: 'throw', 'allow' or 'deny'",
+    default: 'throw',
+    check: checkRulesStoreErrorMode,
+    orNull: true,
+  },
+  timeoutMs: limiter.timeoutMs,
+  breaker: limiter.breaker,
+  maxInFlight: limiter.maxInFlight,
+  logger: { doc: 'receives rules reload news and store outage lines; default: console' },
+  onDecision: limiter.onDecision,
+})
 
 function isRuleSet(value: object): value is RuleSet {
   return typeof (value as Partial<RuleSet>).match === 'function'
@@ -164,11 +182,8 @@ export function createRulesLimiterWith(
 ): RulesLimiter {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  checkKnownOptions(options, KNOWN_OPTIONS, 'createRulesLimiter')
-  const onStoreError = options.onStoreError ?? 'throw'
-  if (onStoreError !== 'throw' && onStoreError !== 'allow' && onStoreError !== 'deny') {
-    invalidOption('onStoreError', onStoreError, "'throw', 'allow' or 'deny'")
-  }
+  const given = RULES_LIMITER_OPTIONS.resolve(options)
+  const onStoreError = given.onStoreError!
   const { store, clock, prefix, guard, undoLate, report } = resolveStoreSettings(
     options,
     describeMode(onStoreError),
