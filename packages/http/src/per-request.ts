@@ -4,6 +4,7 @@
  * that `backoff` and `ban` read.
  */
 import {
+  checkOneOf,
   checkPositiveInteger,
   createLimiter,
   invalidOption,
@@ -17,6 +18,8 @@ import type { HttpLimitOptions } from './types'
 
 /** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
 const MAX_TIERS = 256
+
+const BACKOFF_MODES = ['restart', 'double'] as const
 
 /** A per-request limit: its limiter, and whether it refuses every request (`limit` 0). */
 export interface Tier {
@@ -79,9 +82,7 @@ export function refusalsOf<Req>(
   byRules: boolean,
 ): RefusalCounter | undefined {
   const { backoff, ban, countRefusals } = options
-  if (backoff !== undefined && backoff !== 'restart' && backoff !== 'double') {
-    invalidOption('backoff', backoff, "'restart' or 'double'")
-  }
+  if (backoff !== undefined) checkOneOf(backoff, 'backoff', BACKOFF_MODES)
   if (backoff !== undefined && byRules) {
     invalidOption('backoff', backoff, 'unset when `rules` is given')
   }

@@ -7,10 +7,12 @@ import {
   type Clock,
   buildLimiter,
   createLimiter,
+  DEFAULT_ALGORITHM,
   type DirectConsume,
   type Limiter,
   invalidOption,
   checkPositiveInteger,
+  checkWholeNumber,
   type LimiterOptions,
   METER_ALGORITHMS,
   listNames,
@@ -219,7 +221,7 @@ function checkQueueAlgorithm<Req>(
   const { fixed } = limiters
   const counter = fixed?.policies.find((p) => !METER_ALGORITHMS.has(p.algorithm))
   const algorithm =
-    fixed === undefined ? (options.algorithm ?? 'sliding-window') : counter?.algorithm
+    fixed === undefined ? (options.algorithm ?? DEFAULT_ALGORITHM) : counter?.algorithm
   if (algorithm !== undefined && !METER_ALGORITHMS.has(algorithm)) {
     invalidOption(
       'algorithm',
@@ -239,8 +241,8 @@ function checkAnswerOptions<Req>(options: HttpLimitOptions<Req>): void {
   ) {
     invalidOption('statusCode', statusCode, 'an HTTP error status (400-599)')
   }
-  if (ban !== undefined && (!Number.isSafeInteger(ban) || ban < 0)) {
-    invalidOption('ban', ban, 'a whole number of rejections (0 bans at the first)')
+  if (ban !== undefined) {
+    checkWholeNumber(ban, 'ban', 'a whole number of rejections (0 bans at the first)')
   }
   if (
     message !== undefined &&

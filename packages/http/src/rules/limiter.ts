@@ -14,6 +14,7 @@ import {
   invalidOption,
   StoreError,
   type DecisionHook,
+  checkOneOf,
   declareOptions,
   LIMITER_OPTIONS,
   type PolicyOutcome,
@@ -100,11 +101,7 @@ export interface RulesLimiter {
 
 const limiter = LIMITER_OPTIONS.table
 
-function checkRulesStoreErrorMode(mode: unknown): void {
-  if (mode !== 'throw' && mode !== 'allow' && mode !== 'deny') {
-    invalidOption('onStoreError', mode, "'throw', 'allow' or 'deny'")
-  }
-}
+const RULES_STORE_ERROR_MODES = ['throw', 'allow', 'deny'] as const
 
 /**
  * createRulesLimiter's options, declared once: the store's share createLimiter's declaration;
@@ -118,7 +115,7 @@ export const RULES_LIMITER_OPTIONS = declareOptions<RulesLimiterOptions>('create
   onStoreError: {
     doc: "what to do when the store fails: 'throw', 'allow' or 'deny'",
     default: 'throw',
-    check: checkRulesStoreErrorMode,
+    check: (mode, name) => checkOneOf(mode, name, RULES_STORE_ERROR_MODES),
     orNull: true,
   },
   timeoutMs: limiter.timeoutMs,
