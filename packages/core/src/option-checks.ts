@@ -13,16 +13,21 @@ export function listNames(names: readonly string[], quote = '', conjunction = 'o
     : `${quoted.slice(0, -1).join(', ')} ${conjunction} ${quoted.at(-1)}`
 }
 
+/** Throws unless `value` is a safe integer of at least `min`. */
+function checkInteger(value: unknown, option: string, min: number, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    invalidOption(option, value, what)
+  }
+  return value
+}
+
 /** Throws unless `value` is a positive safe integer. */
 export function checkPositiveInteger(
   value: unknown,
   option: string,
   what = 'a positive integer',
 ): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    invalidOption(option, value, what)
-  }
-  return value
+  return checkInteger(value, option, 1, what)
 }
 
 /** Throws unless `value` is a safe integer >= 0. */
@@ -31,10 +36,7 @@ export function checkWholeNumber(
   option: string,
   what = 'a whole number >= 0',
 ): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    invalidOption(option, value, what)
-  }
-  return value
+  return checkInteger(value, option, 0, what)
 }
 
 /** Throws unless `value` is a finite number above 0 (or >= 0 with `orZero`). */
