@@ -20,6 +20,13 @@ export {
   checkKnownOptions,
   checkPositiveInteger,
 } from './options'
+export {
+  checkBoolean,
+  checkFiniteNumber,
+  checkFunction,
+  checkOneOf,
+  checkWholeNumber,
+} from './option-checks'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'
 export { newOutcome } from './decision'
@@ -27,6 +34,8 @@ export {
   REGISTRY,
   ROWS,
   namesIn,
+  namesTaking,
+  DEFAULT_ALGORITHM,
   listNames,
   type AlgorithmRow,
   type AlgorithmFamily,

@@ -16,6 +16,7 @@ import { bucketAtBacklog, bucketWideAtBacklog, tokenBucket, tokenBucketWide } fr
 
 import type { Algorithm, PolicyNumbers, StateVector } from './types'
 import type { LuaFragments, WideLuaFragments } from './lua'
+export { listNames } from '../option-checks'
 import { firstRequestWindowLua, fixedWindowLua } from './fixed-window.lua'
 import { gcraLua } from './gcra.lua'
 import { gcraWideLua } from './gcra.wide.lua'
@@ -47,6 +48,16 @@ export type StateShape = 'pair' | 'ring' | 'log'
  */
 export type ReplyShape = 'backlog' | 'window' | 'ring' | 'log'
 
+/** The options of a limit that only some algorithms take (LimitOptions). */
+export type AlgorithmOption = 'burst' | 'precision' | 'anchor'
+
+/**
+ * Where a unit leased by a local tier must be spent by, for algorithms whose count resets at a
+ * boundary: the end of the window (`window`), or of the sub-window bucket it was counted in
+ * (`bucket`, read from an admitted request's reset, precision - 1 buckets earlier).
+ */
+export type LeaseBoundary = 'window' | 'bucket'
+
 /** One row of the registry. */
 export interface AlgorithmRow {
   readonly name: string
@@ -55,6 +66,12 @@ export interface AlgorithmRow {
   readonly family: AlgorithmFamily
   readonly state: StateShape
   readonly reply: ReplyShape
+  /** The algorithm-specific limit options it takes; any other one given is refused. */
+  readonly takes: readonly AlgorithmOption[]
+  /** Gives each admitted request its own delay (shaping): a local tier's lease cannot answer it. @default false */
+  readonly shapes?: boolean
+  /** See LeaseBoundary; absent when a lease may be spent at any time. */
+  readonly leaseBoundary?: LeaseBoundary
   /** Its transitions. */
   readonly narrow: Algorithm
   /** Its transitions for wide policies (isWide), where they differ from `narrow`. */
@@ -86,6 +103,8 @@ export const REGISTRY = [
     family: 'counter',
     state: 'pair',
     reply: 'window',
+    takes: ['anchor'],
+    leaseBoundary: 'window',
     narrow: fixedWindow,
     lua: fixedWindowLua,
     firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
@@ -96,6 +115,8 @@ export const REGISTRY = [
     family: 'counter',
     state: 'ring',
     reply: 'ring',
+    takes: ['precision'],
+    leaseBoundary: 'bucket',
     narrow: slidingWindow,
     lua: slidingWindowLua,
   },
@@ -105,6 +126,7 @@ export const REGISTRY = [
     family: 'log',
     state: 'log',
     reply: 'log',
+    takes: [],
     narrow: slidingLog,
     lua: slidingLogLua,
   },
@@ -114,6 +136,7 @@ export const REGISTRY = [
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
+    takes: ['burst'],
     narrow: tokenBucket,
     wide: tokenBucketWide,
     atBacklog: bucketAtBacklog,
@@ -126,6 +149,8 @@ export const REGISTRY = [
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
+    takes: ['burst'],
+    shapes: true,
     narrow: leakyBucket,
     wide: leakyBucketWide,
     atBacklog: bucketAtBacklog,
@@ -138,6 +163,7 @@ export const REGISTRY = [
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
+    takes: ['burst'],
     narrow: gcra,
     wide: gcraWide,
     atBacklog: gcraAtBacklog,
@@ -154,7 +180,7 @@ export const ALGORITHM_NAMES: readonly AlgorithmName[] = REGISTRY.map((row) => r
 
 /** The rows by name (a plain object: algorithmOf reads it on every decision). */
 export const ROWS: Readonly<Record<AlgorithmName, AlgorithmRow>> = Object.fromEntries(
-  REGISTRY.map((row) => [row.name, row]),
+  REGISTRY.map((row): [AlgorithmName, AlgorithmRow] => [row.name, row]),
 ) as Record<AlgorithmName, AlgorithmRow>
 
 /** The registry's row of `name`. */
@@ -162,15 +188,15 @@ export function rowOf(name: AlgorithmName): AlgorithmRow {
   return ROWS[name]
 }
 
+/** The algorithm a limit without `algorithm` uses. */
+export const DEFAULT_ALGORITHM: AlgorithmName = 'sliding-window'
+
+/** The names of the algorithms that take `option`, for a message. */
+export function namesTaking(option: AlgorithmOption): AlgorithmName[] {
+  return ALGORITHM_NAMES.filter((name) => rowOf(name).takes.includes(option))
+}
+
 /** The names of the algorithms in `family`. */
 export function namesIn(family: AlgorithmFamily): AlgorithmName[] {
   return ALGORITHM_NAMES.filter((name) => rowOf(name).family === family)
-}
-
-/** `names` for a message: `a, b or c`, each wrapped in `quote`. */
-export function listNames(names: readonly string[], quote = ''): string {
-  const quoted = names.map((name) => `${quote}${name}${quote}`)
-  return quoted.length < 2
-    ? quoted.join('')
-    : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`
 }
