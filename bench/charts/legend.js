@@ -17,4 +17,9 @@ function legend(x, y, entries) {
   return parts.join('\n')
 }
 
-module.exports = { legend }
+/** A figure's body: its panels' svg, then the legend of `entries` at `legendY`. */
+function withLegend(panels, legendY, entries) {
+  return [...panels, legend(8, legendY, entries)].join('\n')
+}
+
+module.exports = { legend, withLegend }

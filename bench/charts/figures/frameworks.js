@@ -26,6 +26,16 @@ function noiseNote(frameworks) {
   )
 }
 
+/** The frameworks' legend: the server without a limiter (`neutral`), Sluice, the peer, and the rejecting path. */
+function frameworkLegend(neutral) {
+  return [
+    { color: COLORS.neutral, label: neutral },
+    { color: COLORS.sluice, label: 'Sluice' },
+    { color: COLORS.peer, label: "the framework's popular limiter" },
+    { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
+  ]
+}
+
 /**
  * One bar panel per framework, stacked under the header and legend: the HTTP and the
  * instructions charts. `panelOf(name, f)` gives a panel's { title, rows, marks, summary }.
@@ -66,12 +76,7 @@ module.exports = {
           record,
           `autocannon, ${connections} connections, best of ${tries} x ${seconds} s, ${rounds} rounds; load generator, server and Redis share the cores`,
         ) + `. ${noiseNote(frameworks)}`,
-      legendEntries: [
-        { color: COLORS.neutral, label: 'no limiter' },
-        { color: COLORS.sluice, label: 'Sluice' },
-        { color: COLORS.peer, label: "the framework's popular limiter" },
-        { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
-      ],
+      legendEntries: frameworkLegend('no limiter'),
       panelOf(name, f) {
         const cost = (variant) => {
           const row = f.rows.find((r) => r.variant === variant)
@@ -108,12 +113,7 @@ module.exports = {
         record,
         `bar: median of ${rounds} round${rounds === 1 ? '' : 's'}; whisker: lowest to highest round, each round against its own no-limiter run; outside V8's compiler and garbage collector`,
       ),
-      legendEntries: [
-        { color: COLORS.neutral, label: 'no limiter, headers only' },
-        { color: COLORS.sluice, label: 'Sluice' },
-        { color: COLORS.peer, label: "the framework's popular limiter" },
-        { color: COLORS.sluice, faint: true, label: 'faint: rejecting path (all 429)' },
-      ],
+      legendEntries: frameworkLegend('no limiter, headers only'),
       panelOf(name, f) {
         const none = f.rows.find((r) => r.variant === 'none')
         // Each round's ratio to the no-limiter run of the same round, as the median is taken.

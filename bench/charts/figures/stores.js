@@ -4,7 +4,7 @@ const { fmt } = require('../../lib')
 const { barPanel } = require('../bars')
 const { measured, times } = require('../format')
 const { documentSvg, header, labelWidthOf, titleLinesOf } = require('../layout')
-const { legend } = require('../legend')
+const { withLegend } = require('../legend')
 const { COLORS } = require('../style')
 
 module.exports = {
@@ -52,13 +52,10 @@ module.exports = {
             `${r.name}: ${fmt(r.hot)} hot-key decisions/s, ${fmt(r.update)}/s over ${fmt(keys)} keys, ${r.bytesPerKey.toFixed(0)} B per key.`,
         )
         .join(' '),
-      body: [
-        drawn.map((p) => p.svg).join('\n'),
-        legend(8, head.legendY, [
-          { color: COLORS.sluice, label: 'Sluice' },
-          { color: COLORS.peer, label: 'rate-limiter-flexible' },
-        ]),
-      ].join('\n'),
+      body: withLegend([drawn.map((p) => p.svg).join('\n')], head.legendY, [
+        { color: COLORS.sluice, label: 'Sluice' },
+        { color: COLORS.peer, label: 'rate-limiter-flexible' },
+      ]),
     })
   },
 
@@ -120,15 +117,11 @@ module.exports = {
         `Raw ceiling ${fmt(ceiling.clients50)}/s.`,
         ...bytesPerKey.map((r) => `${r.name}: ${r.bytes} bytes per key.`),
       ].join(' '),
-      body: [
-        speed.svg,
-        memory.svg,
-        legend(8, head.legendY, [
-          { color: COLORS.sluice, label: 'Sluice RedisStore' },
-          { color: COLORS.peer, label: 'rate-limiter-flexible RateLimiterRedis' },
-          { color: COLORS.neutral, label: 'redis-benchmark' },
-        ]),
-      ].join('\n'),
+      body: withLegend([speed.svg, memory.svg], head.legendY, [
+        { color: COLORS.sluice, label: 'Sluice RedisStore' },
+        { color: COLORS.peer, label: 'rate-limiter-flexible RateLimiterRedis' },
+        { color: COLORS.neutral, label: 'redis-benchmark' },
+      ]),
     })
   },
 
@@ -173,13 +166,10 @@ module.exports = {
             `${labelOf(r)}: memcached ${fmt(r.memcached)}/s, redis ${r.redis === null ? 'n/a' : `${fmt(r.redis)}/s`}.`,
         )
         .join(' '),
-      body: [
-        panel.svg,
-        legend(8, head.legendY, [
-          { color: COLORS.sluice, label: 'MemcachedStore' },
-          { color: COLORS.peer, label: 'RedisStore' },
-        ]),
-      ].join('\n'),
+      body: withLegend([panel.svg], head.legendY, [
+        { color: COLORS.sluice, label: 'MemcachedStore' },
+        { color: COLORS.peer, label: 'RedisStore' },
+      ]),
     })
   },
 
@@ -239,15 +229,11 @@ module.exports = {
             `${r.algorithm}: ${r.misclassifiedPct.toFixed(3)}% misclassified (${r.wronglyAdmittedPct.toFixed(3)}% wrongly admitted, ${r.wronglyRejectedPct.toFixed(3)}% wrongly rejected), worst window ${times(r.worstWindowAdmitted)} the limit.`,
         )
         .join(' '),
-      body: [
-        wrong.svg,
-        worst.svg,
-        legend(8, head.legendY, [
-          { color: COLORS.wrongAdmit, label: 'wrongly admitted' },
-          { color: COLORS.wrongReject, label: 'wrongly rejected' },
-          { color: COLORS.sluice, label: 'most admitted in one window' },
-        ]),
-      ].join('\n'),
+      body: withLegend([wrong.svg, worst.svg], head.legendY, [
+        { color: COLORS.wrongAdmit, label: 'wrongly admitted' },
+        { color: COLORS.wrongReject, label: 'wrongly rejected' },
+        { color: COLORS.sluice, label: 'most admitted in one window' },
+      ]),
     })
   },
 }

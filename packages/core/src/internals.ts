@@ -20,6 +20,13 @@ export {
   checkKnownOptions,
   checkPositiveInteger,
 } from './options'
+export {
+  checkBoolean,
+  checkFiniteNumber,
+  checkFunction,
+  checkOneOf,
+  checkWholeNumber,
+} from './option-checks'
 export { isWide, METER_ALGORITHMS, MAX_SAFE_PRODUCT, MAX_UNITS } from './policy'
 export { algorithms, algorithmOf } from './algorithms'
 export { newOutcome } from './decision'
@@ -27,13 +34,16 @@ export {
   REGISTRY,
   ROWS,
   namesIn,
+  namesTaking,
+  DEFAULT_ALGORITHM,
   listNames,
   type AlgorithmRow,
   type AlgorithmFamily,
   type StateShape,
   type ReplyShape,
 } from './algorithms/registry'
-export type { LuaFragments, LuaFrame } from './algorithms/lua'
+export type { LuaFragments, LuaFrame, WideLuaFragments } from './algorithms/lua'
+export { LIMBS_LUA } from './algorithms/limbs.lua'
 export { invalidOption, describeValue, withoutStack } from './errors'
 export { isPromise } from './promise'
 export { declareOptions } from './declared-options'

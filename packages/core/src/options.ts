@@ -9,11 +9,19 @@ import type { Decision } from './decision'
 import type { DecisionHook } from './events'
 import type { Duration } from './duration'
 import type { AlgorithmName, WindowAnchor } from './policy'
-import { REGISTRY, ROWS } from './algorithms/registry'
+import {
+  DEFAULT_ALGORITHM,
+  type AlgorithmOption,
+  listNames,
+  namesTaking,
+  REGISTRY,
+  ROWS,
+} from './algorithms/registry'
 import type { Store } from './store/types'
 import { checkKnownOptions, declareOptions } from './declared-options'
 import { formatDuration, parseDuration } from './duration'
 import { invalidOption } from './errors'
+import { checkPositiveInteger } from './option-checks'
 import {
   ALGORITHMS,
   MAX_SAFE_PRODUCT,
@@ -195,7 +203,7 @@ export { checkKnownOptions }
  * algorithm, a precision on the window...).
  */
 export const LIMIT_OPTIONS = declareOptions<LimitOptions>('a limit', {
-  algorithm: { doc: 'how requests are counted', default: 'sliding-window' },
+  algorithm: { doc: 'how requests are counted', default: DEFAULT_ALGORITHM },
   limit: { doc: 'requests (cost units) allowed per window' },
   window: { doc: 'length of the window: ms or a duration string' },
   burst: { doc: 'requests a rested key may make at once (meters); default: `limit`' },
@@ -226,19 +234,13 @@ export function policyCode(policy: Pick<Policy, 'algorithm' | 'anchor'>): string
     : row.code
 }
 
-/** Throws unless `value` is a positive safe integer. */
-export function checkPositiveInteger(value: unknown, option: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    invalidOption(option, value, 'a positive integer')
-  }
-  return value
-}
+export { checkPositiveInteger }
 
 /** Validates one limit and derives the policy stores see. `path` prefixes option names in errors. */
 export function resolvePolicy(options: LimitOptions, path = ''): Policy {
   if (options === null || typeof options !== 'object')
     invalidOption(path || 'limits[]', options, 'an object')
-  const algorithm = options.algorithm ?? 'sliding-window'
+  const algorithm = options.algorithm ?? DEFAULT_ALGORITHM
   if (!ALGORITHMS.includes(algorithm)) {
     invalidOption(
       `${path}algorithm`,
@@ -249,24 +251,12 @@ export function resolvePolicy(options: LimitOptions, path = ''): Policy {
   const limit = checkPositiveInteger(options.limit, `${path}limit`)
   const windowMs = parseDuration(options.window, `${path}window`)
   const meter = METER_ALGORITHMS.has(algorithm)
-  if (options.burst !== undefined && !meter) {
-    invalidOption(
-      `${path}burst`,
-      options.burst,
-      `unset for '${algorithm}' (burst applies to token-bucket, leaky-bucket and gcra)`,
-    )
-  }
+  checkTaken(algorithm, 'burst', options.burst, path)
   const burst =
     options.burst === undefined ? limit : checkPositiveInteger(options.burst, `${path}burst`)
   let precision = 1
   if (options.precision !== undefined) {
-    if (algorithm !== 'sliding-window') {
-      invalidOption(
-        `${path}precision`,
-        options.precision,
-        `unset for '${algorithm}' (precision applies to sliding-window)`,
-      )
-    }
+    checkTaken(algorithm, 'precision', options.precision, path)
     precision = checkPositiveInteger(options.precision, `${path}precision`)
     if (windowMs % precision !== 0) {
       invalidOption(`${path}precision`, precision, `a divisor of the window (${windowMs} ms)`)
@@ -303,11 +293,11 @@ function checkSize(
   if (windowMs > MAX_SAFE_PRODUCT) {
     invalidOption(`${path}window`, windowMs, 'at most 2^50 ms')
   }
-  if (algorithm === 'sliding-log' && limit * windowMs > MAX_SAFE_PRODUCT) {
+  if (ROWS[algorithm].family === 'log' && limit * windowMs > MAX_SAFE_PRODUCT) {
     invalidOption(
       `${path}limit`,
       limit,
-      `small enough that limit x window (${windowMs} ms) stays under 2^50 for 'sliding-log', which keeps one entry per unit (a counter algorithm takes any size)`,
+      `small enough that limit x window (${windowMs} ms) stays under 2^50 for '${algorithm}', which keeps one entry per unit (a counter algorithm takes any size)`,
     )
   }
   if (METER_ALGORITHMS.has(algorithm) && (burst / limit) * windowMs > MAX_SAFE_PRODUCT) {
@@ -319,16 +309,25 @@ function checkSize(
   }
 }
 
-/** Validates `anchor`: fixed-window's only, and one of the two. */
+/** Refuses an algorithm-specific option given to an algorithm its registry row says does not take it. */
+function checkTaken(
+  algorithm: AlgorithmName,
+  option: AlgorithmOption,
+  value: unknown,
+  path: string,
+): void {
+  if (value === undefined || ROWS[algorithm].takes.includes(option)) return
+  invalidOption(
+    `${path}${option}`,
+    value,
+    `unset for '${algorithm}' (${option} applies to ${listNames(namesTaking(option), '', 'and')})`,
+  )
+}
+
+/** Validates `anchor`: only for the algorithms that take it, and one of the two. */
 function resolveAnchor(anchor: unknown, algorithm: AlgorithmName, path: string): WindowAnchor {
   if (anchor === undefined) return 'clock'
-  if (algorithm !== 'fixed-window') {
-    invalidOption(
-      `${path}anchor`,
-      anchor,
-      `unset for '${algorithm}' (anchor applies to fixed-window)`,
-    )
-  }
+  checkTaken(algorithm, 'anchor', anchor, path)
   if (!WINDOW_ANCHORS.includes(anchor as WindowAnchor)) {
     invalidOption(
       `${path}anchor`,

@@ -1,6 +1,6 @@
 // Values of peer-library option names (max, duration), checked under the name the user wrote,
 // before a compat entry maps them onto Sluice's own options.
-import { invalidOption, checkPositiveInteger } from '@sluice/core/web'
+import { checkFiniteNumber, checkPositiveInteger } from '@sluice/core/web'
 
 /** A limit given as `max`: a positive integer, or a function the adapter checks per request. */
 export function checkAliasLimit(value: unknown, alias: string): void {
@@ -9,8 +9,5 @@ export function checkAliasLimit(value: unknown, alias: string): void {
 
 /** A window given in ms as the peer takes it (`windowMs`, `duration`): a number, not a string. */
 export function checkAliasMs(value: unknown, alias: string): void {
-  if (value === undefined) return
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    invalidOption(alias, value, 'a positive number of ms')
-  }
+  if (value !== undefined) checkFiniteNumber(value, alias, 'a positive number of ms')
 }

@@ -29,15 +29,7 @@ export function refusePeerNames(options: unknown, peer: PeerNames): void {
   }
 }
 
-export function checkFunction(value: unknown, option: string): void {
-  if (value !== undefined && typeof value !== 'function') invalidOption(option, value, 'a function')
-}
-
-export function checkBoolean(value: unknown, option: string): boolean {
-  if (value === undefined) return false
-  if (typeof value !== 'boolean') invalidOption(option, value, 'true or false')
-  return value
-}
+export { checkBoolean, checkFunction } from '@sluice/core/web'
 
 /** Compiles an IP/CIDR/key list into a matcher, once. */
 export function compileList<Req extends RequestLike>(

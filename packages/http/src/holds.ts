@@ -1,6 +1,6 @@
 // Shaping holds (leaky-bucket `delayMs`): bounded in number and length, released when the
 // client goes away, with the request's charge given back.
-import { invalidOption } from '@sluice/core/web'
+import { checkFiniteNumber, checkWholeNumber } from '@sluice/core/web'
 import type { ResponseLike } from './types'
 
 /** Holds at once per limiter, by default: beyond, a request that would be held is refused. */
@@ -13,18 +13,12 @@ export type HoldEnd = 'passed' | 'left'
 
 export function checkMaxHolds(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_HOLDS
-  if (!Number.isSafeInteger(value) || (value as number) < 0) {
-    invalidOption('maxHolds', value, 'a whole number of requests (0 holds none)')
-  }
-  return value as number
+  return checkWholeNumber(value, 'maxHolds', 'a whole number of requests (0 holds none)')
 }
 
 export function checkMaxDelayMs(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_DELAY_MS
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    invalidOption('maxDelayMs', value, 'a number of ms >= 0')
-  }
-  return value
+  return checkFiniteNumber(value, 'maxDelayMs', 'a number of ms >= 0', true)
 }
 
 /** The holds of one limiter: how many are out, and the hold itself. */

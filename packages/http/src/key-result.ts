@@ -1,5 +1,5 @@
 // What a user's `key` function returned, turned into a key, or recognised as a bad key.
-import { describeValue, invalidOption, SluiceError } from '@sluice/core/web'
+import { checkOneOf, describeValue, SluiceError } from '@sluice/core/web'
 import type { RequestLike, Logger } from './keys'
 
 /** What a `key` function may return: a key (numbers and bigints are stringified), or `false`/`undefined`. */
@@ -8,10 +8,11 @@ export type KeyResult = string | number | bigint | false | undefined
 /** What to do with a bad key: fall back to the client IP (logged once), or throw. */
 export type BadKeyMode = 'ip' | 'throw'
 
+const BAD_KEY_MODES: readonly BadKeyMode[] = ['ip', 'throw']
+
 export function checkBadKeyMode(mode: unknown): BadKeyMode {
   if (mode === undefined) return 'ip'
-  if (mode === 'ip' || mode === 'throw') return mode
-  return invalidOption('onBadKey', mode, "'ip' or 'throw'")
+  return checkOneOf(mode, 'onBadKey', BAD_KEY_MODES)
 }
 
 /** The key as a string, or undefined when the value cannot be one (null, '', NaN, an object...). */

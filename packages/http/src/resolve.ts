@@ -7,11 +7,12 @@ import {
   type Clock,
   buildLimiter,
   createLimiter,
+  DEFAULT_ALGORITHM,
   type DirectConsume,
   type Limiter,
   invalidOption,
-  parseDuration,
   checkPositiveInteger,
+  checkWholeNumber,
   type LimiterOptions,
   METER_ALGORITHMS,
   listNames,
@@ -31,7 +32,8 @@ import { checkMaxDelayMs, checkMaxHolds, Holds } from './holds'
 import { checkBadKeyMode, createBadKeyHandler } from './key-result'
 import { checkIpv6Subnet, ipKey, ipKeyOf, type RequestLike, type Logger } from './keys'
 import { ProxyWarnings } from './proxy-warnings'
-import { RefusalCounter } from './refusals'
+import { refusalsOf, type Tiers, tierLimiters } from './per-request'
+import type { RefusalCounter } from './refusals'
 import { createRejections, type Rejections } from './rejections'
 import { checkSfStringText } from './structured'
 import { HTTP_OPTIONS } from './options'
@@ -45,23 +47,13 @@ import {
 /** Builds the rules limiter of `rules`: what file paths and documents become differs by build. */
 export type RulesLimiterFactory = (options: RulesLimiterOptions) => RulesLimiter
 
-/** Distinct per-tier limits kept; beyond it the oldest is dropped (limiters are stateless views of the store). */
-const MAX_TIERS = 256
-
-/** A per-request limit: its limiter, and whether it refuses every request (`limit` 0). */
-export interface Tier {
-  /** The limiter of the request's limit and window (limit 1 for a limit of 0: its window). */
-  readonly limiter: Limiter
-  readonly refusesAll: boolean
-}
-
 /** Which limiter counts a request: a fixed one, one per tier, or the rules. */
 export interface ResolvedLimiters<Req> {
   readonly fixed: Limiter | undefined
   /** The fixed limiter's consume, answered at once on an in-process store (see buildLimiter). */
   readonly fixedDirect: DirectConsume | undefined
   /** Per-tier limits (`limit` or `window` a function): the (cached) tier of a request. */
-  readonly tiers: { readonly tierOf: (req: Req, key: string) => Promise<Tier> } | undefined
+  readonly tiers: Tiers<Req> | undefined
   readonly rules:
     | {
         limiter: RulesLimiter
@@ -167,49 +159,6 @@ function resolveRules<Req>(
   return { limiter, descriptors }
 }
 
-/** A limit function's 0 refuses the request; anything else is checked as a limit is. */
-function tierLimit(limit: unknown): number {
-  return limit === 0 ? 0 : checkPositiveInteger(limit, 'limit')
-}
-
-/**
- * Per-tier limiters: the limit and window of each request, from the options' functions, and
- * their limiter, created on first use and kept for the MAX_TIERS most recent pairs.
- */
-function tierLimiters<Req>(
-  base: LimiterOptions,
-  limit: HttpLimitOptions<Req>['limit'],
-  window: HttpLimitOptions<Req>['window'],
-): NonNullable<ResolvedLimiters<Req>['tiers']> {
-  const tiers = new Map<string, Tier>()
-  const fixedWindow = typeof window === 'function' ? 0 : parseDuration(window ?? '1m', 'window')
-  const fixedLimit = typeof limit === 'function' ? 0 : (limit ?? 100)
-  function tierFor(limitOfReq: number, windowMs: number): Tier {
-    const id = `${limitOfReq}/${windowMs}`
-    let tier = tiers.get(id)
-    if (tier === undefined) {
-      const refusesAll = limitOfReq === 0
-      const limiter = createLimiter({
-        ...base,
-        limit: refusesAll ? 1 : limitOfReq,
-        window: windowMs,
-      })
-      tier = { limiter, refusesAll }
-      if (tiers.size >= MAX_TIERS) tiers.delete(tiers.keys().next().value!)
-      tiers.set(id, tier)
-    }
-    return tier
-  }
-  return {
-    async tierOf(req, key) {
-      const limitOfReq = typeof limit === 'function' ? tierLimit(await limit(req, key)) : fixedLimit
-      const windowMs =
-        typeof window === 'function' ? parseDuration(await window(req, key), 'window') : fixedWindow
-      return tierFor(limitOfReq, windowMs)
-    },
-  }
-}
-
 function resolveLimiters<Req>(
   options: HttpLimitOptions<Req>,
   base: LimiterOptions,
@@ -272,7 +221,7 @@ function checkQueueAlgorithm<Req>(
   const { fixed } = limiters
   const counter = fixed?.policies.find((p) => !METER_ALGORITHMS.has(p.algorithm))
   const algorithm =
-    fixed === undefined ? (options.algorithm ?? 'sliding-window') : counter?.algorithm
+    fixed === undefined ? (options.algorithm ?? DEFAULT_ALGORITHM) : counter?.algorithm
   if (algorithm !== undefined && !METER_ALGORITHMS.has(algorithm)) {
     invalidOption(
       'algorithm',
@@ -281,32 +230,6 @@ function checkQueueAlgorithm<Req>(
     )
   }
   return maxWaitMs
-}
-
-/** The counter of rejections in a row, when `countRefusals`, `ban` or `backoff` reads one. */
-function refusalsOf<Req>(
-  options: HttpLimitOptions<Req>,
-  limiters: ResolvedLimiters<Req>,
-): RefusalCounter | undefined {
-  const { backoff, ban, countRefusals } = options
-  if (backoff !== undefined && backoff !== 'restart' && backoff !== 'double') {
-    invalidOption('backoff', backoff, "'restart' or 'double'")
-  }
-  if (backoff !== undefined && limiters.rules !== undefined) {
-    invalidOption('backoff', backoff, 'unset when `rules` is given')
-  }
-  const readers = ban !== undefined || backoff !== undefined
-  if (checkBoolean(countRefusals, 'countRefusals') || (countRefusals === undefined && readers)) {
-    return new RefusalCounter()
-  }
-  if (readers) {
-    invalidOption(
-      'countRefusals',
-      countRefusals,
-      'true or unset with `ban` or `backoff` (they read the count)',
-    )
-  }
-  return undefined
 }
 
 function checkAnswerOptions<Req>(options: HttpLimitOptions<Req>): void {
@@ -318,8 +241,8 @@ function checkAnswerOptions<Req>(options: HttpLimitOptions<Req>): void {
   ) {
     invalidOption('statusCode', statusCode, 'an HTTP error status (400-599)')
   }
-  if (ban !== undefined && (!Number.isSafeInteger(ban) || ban < 0)) {
-    invalidOption('ban', ban, 'a whole number of rejections (0 bans at the first)')
+  if (ban !== undefined) {
+    checkWholeNumber(ban, 'ban', 'a whole number of rejections (0 bans at the first)')
   }
   if (
     message !== undefined &&
@@ -419,7 +342,7 @@ export function resolveHttpOptions<Req extends RequestLike, Res extends Response
     inAllowList: compileList(options.allowList, 'allowList', defaults.clientIp),
     inDenyList: compileList(options.denyList, 'denyList', defaults.clientIp),
     onLimited: options.onLimited,
-    refusals: refusalsOf(common, limiters),
+    refusals: refusalsOf(common, limiters.rules !== undefined),
     backoff: options.backoff,
     requestWasSuccessful: options.requestWasSuccessful,
     holds: new Holds(checkMaxHolds(options.maxHolds), checkMaxDelayMs(options.maxDelayMs)),

@@ -3,7 +3,7 @@
  * names it; a `ttl` that looks like seconds is warned about once.
  */
 import type { Logger } from '@sluice/http'
-import { invalidOption } from '@sluice/core/adapter'
+import { checkPositiveInteger, invalidOption } from '@sluice/core/adapter'
 import { DEFAULT_THROTTLER } from './constants'
 import type {
   ThrottlerModuleObjectOptions,
@@ -18,10 +18,7 @@ export function objectForm(options: ThrottlerModuleOptions): ThrottlerModuleObje
 
 /** A whole number of units above zero (`limit`, `ttl`, `blockDuration` of a fixed value). */
 export function checkCount(value: unknown, option: string, what: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    invalidOption(option, value, what)
-  }
-  return value
+  return checkPositiveInteger(value, option, what)
 }
 
 const LIMIT = 'a positive whole number of requests, or a function of the context'

@@ -3,16 +3,8 @@
  * controller or a route (read by the guard); the two injectors name the module's tokens.
  */
 import { Inject } from '@nestjs/common'
-import {
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_NAMES,
-  THROTTLER_OPTIONS,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from './constants'
+import { THROTTLER_NAMES, THROTTLER_OPTIONS, THROTTLER_SKIP } from './constants'
+import { ROUTE_METADATA, ROUTE_OPTIONS } from './route-metadata'
 import type {
   Resolvable,
   ThrottlerGenerateKeyFunction,
@@ -49,11 +41,9 @@ export const Throttle = (options: Record<string, ThrottlerMethodOrControllerOpti
     const on = targetOf(target, descriptor)
     for (const name in options) {
       const values = options[name]
-      Reflect.defineMetadata(THROTTLER_TTL + name, values.ttl, on)
-      Reflect.defineMetadata(THROTTLER_LIMIT + name, values.limit, on)
-      Reflect.defineMetadata(THROTTLER_BLOCK_DURATION + name, values.blockDuration, on)
-      Reflect.defineMetadata(THROTTLER_TRACKER + name, values.getTracker, on)
-      Reflect.defineMetadata(THROTTLER_KEY_GENERATOR + name, values.generateKey, on)
+      for (const option of ROUTE_OPTIONS) {
+        Reflect.defineMetadata(ROUTE_METADATA[option] + name, values[option], on)
+      }
     }
     Reflect.defineMetadata(THROTTLER_NAMES, Object.keys(options), on)
     return descriptor ?? target

@@ -4,14 +4,8 @@
  * decorators are fixed when the class is defined, so the first request's reading holds.
  */
 import type { Reflector } from '@nestjs/core'
-import {
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from './constants'
+import { THROTTLER_SKIP } from './constants'
+import { ROUTE_METADATA } from './route-metadata'
 import type {
   Resolvable,
   ThrottlerGenerateKeyFunction,
@@ -74,16 +68,18 @@ export class RouteThrottlers {
     return {
       throttler,
       skip: Boolean(read<boolean>(THROTTLER_SKIP)),
-      limit: read<Resolvable<number>>(THROTTLER_LIMIT) || throttler.limit,
-      ttl: read<Resolvable<number>>(THROTTLER_TTL) || throttler.ttl,
+      limit: read<Resolvable<number>>(ROUTE_METADATA.limit) || throttler.limit,
+      ttl: read<Resolvable<number>>(ROUTE_METADATA.ttl) || throttler.ttl,
       blockDuration:
-        read<Resolvable<number>>(THROTTLER_BLOCK_DURATION) || throttler.blockDuration || undefined,
+        read<Resolvable<number>>(ROUTE_METADATA.blockDuration) ||
+        throttler.blockDuration ||
+        undefined,
       getTracker:
-        read<ThrottlerGetTrackerFunction>(THROTTLER_TRACKER) ||
+        read<ThrottlerGetTrackerFunction>(ROUTE_METADATA.getTracker) ||
         throttler.getTracker ||
         this.defaults.getTracker,
       generateKey:
-        read<ThrottlerGenerateKeyFunction>(THROTTLER_KEY_GENERATOR) ||
+        read<ThrottlerGenerateKeyFunction>(ROUTE_METADATA.generateKey) ||
         throttler.generateKey ||
         this.defaults.generateKey,
       labels: {

@@ -16,7 +16,9 @@ import {
  * shape (the registry's `reply`):
  *
  * - backlog (the meters): the reply is the backlog drained to now; the algorithm's
- *   `atBacklog` is the state holding that backlog at time 0, decided at 0.
+ *   `atBacklog` is the state holding that backlog at time 0, decided at 0. A wide policy's
+ *   (the wide script, lua/wide.ts) is the backlog's five limbs of 24 bits, lowest first, and
+ *   its row's `wideLua.atBacklog` the wide state holding it.
  * - window (fixed-window): the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
  *   An admitted consume on Redis's clock replies `[that, now]` (when it was counted).
@@ -50,6 +52,7 @@ export function flatOutcome(
   }
   if (typeof reply !== 'number') {
     if (!Array.isArray(reply)) return undefined
+    if (kind === 'backlog') return wideMeter(reply, policy, cost, maxDelayMs, out)
     if (kind === 'ring') return slidingWindow(reply, policy, cost, out)
     if (kind === 'log') return slidingLog(reply, policy, cost, out)
     // An admitted fixed-window consume on Redis's clock: [reply, when it was counted].
@@ -128,5 +131,29 @@ function slidingLog(
     log[2 + live] = newest
   }
   algorithmOf(policy).decide(log, 0, 0, policy, cost, out)
+  return out
+}
+
+/** A wide meter's state vector, reused: decide runs synchronously. */
+const wideState = [0, 0, 0]
+
+/** A wide meter's reply, the backlog's limbs (core's limbs.lua.ts), decided with BigInt. */
+function wideMeter(
+  reply: unknown[],
+  policy: Policy,
+  cost: number,
+  maxDelayMs: number | undefined,
+  out: PolicyOutcome,
+): PolicyOutcome | undefined {
+  const wide = ROWS[policy.algorithm].wideLua
+  if (wide === undefined || reply.length !== 5) return undefined
+  let backlog = 0n
+  for (let i = 4; i >= 0; i--) {
+    const limb = reply[i]
+    if (typeof limb !== 'number' || !Number.isSafeInteger(limb)) return undefined
+    backlog = (backlog << 24n) + BigInt(limb)
+  }
+  wide.atBacklog(wideState, backlog, policy)
+  algorithmOf(policy).decide(wideState, 0, 0, policy, cost, out, maxDelayMs)
   return out
 }

@@ -10,6 +10,7 @@ import {
   genericBatchOf,
   policyVariant,
   script as luaScript,
+  wideCode,
   type LuaScript,
 } from './lua'
 import { routeOf, type Route } from './route'
@@ -78,9 +79,9 @@ export interface Plan {
   /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
   readonly own: PolicyScript | undefined
   /**
-   * A policy is wide (core's isWide): core decides every policy of the plan in this process,
-   * by compare-and-set (cas/runner.ts), on state keys of their own (`<state key>:v`) or on a
-   * packed store's fields.
+   * A policy is wide (core's isWide): the wide script decides the plan (route.ts), or core
+   * does in this process by compare-and-set (cas/runner.ts), on state keys of their own
+   * (`<state key>:v`) or on a packed store's fields.
    */
   readonly wide: boolean
 }
@@ -131,20 +132,23 @@ export class Planner {
   plan(policies: readonly Policy[]): Plan {
     let plan = this.plans.get(policies)
     if (plan === undefined) {
+      const wide = policies.some(isWide)
+      const decide = routeOf(policies, wide, this.packed, 'decide')
+      // The wide script runs a wide policy's limbs module, by its own code.
+      const scripted = wide && decide.script !== undefined
       const args: string[] = []
       for (const p of policies) {
         args.push(
-          policyCode(p),
+          scripted ? wideCode(p, policyCode(p)) : policyCode(p),
           String(p.limit),
           String(p.windowMs),
           String(p.burst),
           String(p.precision),
         )
       }
-      const wide = policies.some(isWide)
       const flat = policies.length === 1 && !wide ? ROWS[policies[0].algorithm].reply : undefined
       plan = {
-        decide: routeOf(policies, wide, this.packed, 'decide'),
+        decide,
         adjust: routeOf(policies, wide, this.packed, 'adjust'),
         args,
         ids: policies.map(policyKeyId),

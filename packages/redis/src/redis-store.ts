@@ -272,12 +272,14 @@ export class RedisStore implements Store {
       case 'packed':
         return (this.packed as PackedLayout).run(plan, route, request, op, extra)
       case 'wide':
-        return this.runWide(plan, request, op)
+        return route.script !== undefined
+          ? this.runKeys(plan, route.script, request, op, extra, ':v')
+          : this.runWide(plan, request, op)
       case 'keys':
         // A flat route runs the policy's own script while it has one.
         return route.engine === 'flat' && plan.own !== undefined
           ? this.runOwn(plan, plan.own, request, op, extra)
-          : this.runKeys(plan, route.script as LuaScript, request, op, extra)
+          : this.runKeys(plan, route.script as LuaScript, request, op, extra, '')
     }
   }
 
@@ -291,13 +293,14 @@ export class RedisStore implements Store {
     return this.wide.run(places, { key: stem + 'b', field: '' }, plan.policies, request, op)
   }
 
-  /** A shared script (flat or generic) on keys of their own: the driver's KEYS and ARGV. */
+  /** A shared script on keys of their own (ending in `suffix`): the driver's KEYS and ARGV. */
   private runKeys(
     plan: Plan,
     script: LuaScript,
     request: StoreRequest,
     op: Op,
     extra: string,
+    suffix: string,
   ): Promise<PolicyOutcome[]> {
     const stem = keyStem(this.prefix, request.key)
     const n = plan.ids.length
@@ -305,8 +308,8 @@ export class RedisStore implements Store {
     const declared = this.client.isCluster ? n : n + 1
     // The state keys, then the key's block (see lua/driver.ts for why not on a Cluster).
     const args: string[] = [script.sha, String(declared)]
-    if (keys === undefined) for (const id of plan.ids) args.push(stem + id)
-    else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]))
+    if (keys === undefined) for (const id of plan.ids) args.push(stem + id + suffix)
+    else for (let i = 0; i < n; i++) args.push(stateKey(stem, keys, i, plan.ids[i]) + suffix)
     if (declared > n) args.push(stem + 'b')
     pushDriverArgs(args, request, op, extra, this.argSettings)
     for (const a of plan.args) args.push(a)

@@ -1,13 +1,20 @@
 /**
  * Owns `simulate`: a limiter run over a trace of requests on a fake clock, request by request.
  */
-import { type LimiterOptions, type Policy, type PolicyOutcome, ConfigError } from '@sluice/core'
+import {
+  type LimiterOptions,
+  type LimitOptions,
+  type Policy,
+  type PolicyOutcome,
+  ConfigError,
+} from '@sluice/core'
 import {
   algorithmOf,
   newOutcome,
   combineOutcomes,
-  checkKnownOptions,
-  LIMIT_OPTION_NAMES,
+  declareOptions,
+  LIMIT_OPTIONS,
+  LIMITER_OPTIONS,
   resolvePolicies,
   invalidOption,
 } from '@sluice/core/adapter'
@@ -37,10 +44,10 @@ export interface TraceRequest {
 export type Trace = readonly TraceRequest[]
 
 /** The limit options a simulation uses: no store, clock or throttle (the trace is the clock). */
-export type SimulateOptions = Pick<
-  LimiterOptions,
-  'algorithm' | 'limit' | 'window' | 'burst' | 'precision' | 'anchor' | 'name' | 'limits'
->
+export interface SimulateOptions extends Partial<LimitOptions> {
+  /** Several limits on every key, all-or-nothing, as createLimiter's; replaces `limit`/`window`. @default undefined */
+  limits?: LimiterOptions['limits']
+}
 
 /** What happened to one request of the trace. */
 export interface SimulatedRequest {
@@ -67,7 +74,14 @@ export interface SimulationResult {
   readonly rejected: number
 }
 
-const KNOWN_OPTIONS = [...LIMIT_OPTION_NAMES, 'limits']
+/**
+ * simulate's options, declared once: a limit's (LimitOptions) and `limits`, as createLimiter
+ * declares them; their values are checked together by resolvePolicies.
+ */
+export const SIMULATE_OPTIONS = declareOptions<SimulateOptions>('simulate', {
+  ...LIMIT_OPTIONS.table,
+  limits: LIMITER_OPTIONS.table.limits,
+})
 
 function checkRequest(request: TraceRequest, index: number): Required<TraceRequest> {
   const { at, key = 'client', cost = 1 } = request ?? {}
@@ -100,7 +114,7 @@ export function simulate(trace: Trace, options: SimulateOptions): SimulationResu
   if (!Array.isArray(trace)) invalidOption('trace', trace, 'an array of { at, key?, cost? }')
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  checkKnownOptions(options, KNOWN_OPTIONS, 'simulate')
+  SIMULATE_OPTIONS.resolve(options)
   if (trace.length > MAX_TRACE_REQUESTS) {
     throw new ConfigError(
       `\`trace\` must have at most ${MAX_TRACE_REQUESTS} requests; got ${trace.length}`,

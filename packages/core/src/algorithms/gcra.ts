@@ -99,3 +99,8 @@ function setTatWide(
 }
 
 export const gcraWide = wideMeter(2, tatBacklogWide, setTatWide, false, tatExpiry)
+
+/** The wide state whose backlog at time 0 is `backlog`: how RedisStore reads a wide reply. */
+export function gcraWideAtBacklog(s: StateVector, backlog: bigint, policy: PolicyNumbers): void {
+  setTatWide(s, 0, 0, policy, backlog)
+}

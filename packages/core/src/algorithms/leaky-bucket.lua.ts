@@ -3,5 +3,9 @@
  * leaky-bucket.ts.
  */
 import { bucketLua } from './token-bucket.lua'
+import { bucketWideLua } from './token-bucket.wide.lua'
 
 export const leakyBucketLua = bucketLua('lb', true)
+
+/** Its wide form (token-bucket.wide.lua.ts with shaping). */
+export const leakyBucketWideLua = bucketWideLua('lbw', true)

@@ -41,3 +41,16 @@ export interface LuaFragments {
    */
   flat(frame: LuaFrame): string
 }
+
+/**
+ * An algorithm's Lua for wide policies (isWide), where its narrow Lua's doubles cannot follow:
+ * a generic module on limbs (`<algorithm>.wide.lua.ts`), run by RedisStore's wide script.
+ */
+export interface WideLuaFragments {
+  /** Its code in ARGV, apart from the narrow module's. */
+  readonly code: string
+  /** Sets `ALG.<code>` as LuaFragments.module does. */
+  readonly module: string
+  /** Defined once before the modules: the limb arithmetic and the wide meter. */
+  readonly shared: string
+}

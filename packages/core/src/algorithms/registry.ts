@@ -8,20 +8,23 @@
  */
 import { firstRequestWindow } from './first-request-window'
 import { fixedWindow } from './fixed-window'
-import { gcra, gcraAtBacklog, gcraWide } from './gcra'
+import { gcra, gcraAtBacklog, gcraWide, gcraWideAtBacklog } from './gcra'
 import { leakyBucket, leakyBucketWide } from './leaky-bucket'
 import { slidingLog } from './sliding-log'
 import { slidingWindow } from './sliding-window'
-import { bucketAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
+import { bucketAtBacklog, bucketWideAtBacklog, tokenBucket, tokenBucketWide } from './token-bucket'
 
 import type { Algorithm, PolicyNumbers, StateVector } from './types'
-import type { LuaFragments } from './lua'
+import type { LuaFragments, WideLuaFragments } from './lua'
+export { listNames } from '../option-checks'
 import { firstRequestWindowLua, fixedWindowLua } from './fixed-window.lua'
 import { gcraLua } from './gcra.lua'
-import { leakyBucketLua } from './leaky-bucket.lua'
+import { gcraWideLua } from './gcra.wide.lua'
+import { leakyBucketLua, leakyBucketWideLua } from './leaky-bucket.lua'
 import { slidingLogLua } from './sliding-log.lua'
 import { slidingWindowLua } from './sliding-window.lua'
 import { tokenBucketLua } from './token-bucket.lua'
+import { tokenBucketWideLua } from './token-bucket.wide.lua'
 
 /**
  * - `counter`: counts requests in windows (fixed-window, sliding-window); exact at any size.
@@ -45,6 +48,16 @@ export type StateShape = 'pair' | 'ring' | 'log'
  */
 export type ReplyShape = 'backlog' | 'window' | 'ring' | 'log'
 
+/** The options of a limit that only some algorithms take (LimitOptions). */
+export type AlgorithmOption = 'burst' | 'precision' | 'anchor'
+
+/**
+ * Where a unit leased by a local tier must be spent by, for algorithms whose count resets at a
+ * boundary: the end of the window (`window`), or of the sub-window bucket it was counted in
+ * (`bucket`, read from an admitted request's reset, precision - 1 buckets earlier).
+ */
+export type LeaseBoundary = 'window' | 'bucket'
+
 /** One row of the registry. */
 export interface AlgorithmRow {
   readonly name: string
@@ -53,6 +66,12 @@ export interface AlgorithmRow {
   readonly family: AlgorithmFamily
   readonly state: StateShape
   readonly reply: ReplyShape
+  /** The algorithm-specific limit options it takes; any other one given is refused. */
+  readonly takes: readonly AlgorithmOption[]
+  /** Gives each admitted request its own delay (shaping): a local tier's lease cannot answer it. @default false */
+  readonly shapes?: boolean
+  /** See LeaseBoundary; absent when a lease may be spent at any time. */
+  readonly leaseBoundary?: LeaseBoundary
   /** Its transitions. */
   readonly narrow: Algorithm
   /** Its transitions for wide policies (isWide), where they differ from `narrow`. */
@@ -61,6 +80,14 @@ export interface AlgorithmRow {
   readonly atBacklog?: (s: StateVector, backlog: number, policy: PolicyNumbers) => void
   /** Its Lua, for stores that run scripts (RedisStore): `<name>.lua.ts`. */
   readonly lua: LuaFragments
+  /**
+   * Its Lua for wide policies (`<name>.wide.lua.ts`, on limbs: exact past 2^53), and the wide
+   * state whose backlog at time 0 is a script's reply (as `atBacklog`, on a BigInt).
+   */
+  readonly wideLua?: {
+    readonly lua: WideLuaFragments
+    readonly atBacklog: (s: StateVector, backlog: bigint, policy: PolicyNumbers) => void
+  }
   /** The variant anchored at each key's first request (LimitOptions.anchor), its own code. */
   readonly firstRequest?: {
     readonly code: string
@@ -76,6 +103,8 @@ export const REGISTRY = [
     family: 'counter',
     state: 'pair',
     reply: 'window',
+    takes: ['anchor'],
+    leaseBoundary: 'window',
     narrow: fixedWindow,
     lua: fixedWindowLua,
     firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
@@ -86,6 +115,8 @@ export const REGISTRY = [
     family: 'counter',
     state: 'ring',
     reply: 'ring',
+    takes: ['precision'],
+    leaseBoundary: 'bucket',
     narrow: slidingWindow,
     lua: slidingWindowLua,
   },
@@ -95,6 +126,7 @@ export const REGISTRY = [
     family: 'log',
     state: 'log',
     reply: 'log',
+    takes: [],
     narrow: slidingLog,
     lua: slidingLogLua,
   },
@@ -104,10 +136,12 @@ export const REGISTRY = [
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
+    takes: ['burst'],
     narrow: tokenBucket,
     wide: tokenBucketWide,
     atBacklog: bucketAtBacklog,
     lua: tokenBucketLua,
+    wideLua: { lua: tokenBucketWideLua, atBacklog: bucketWideAtBacklog },
   },
   {
     name: 'leaky-bucket',
@@ -115,10 +149,13 @@ export const REGISTRY = [
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
+    takes: ['burst'],
+    shapes: true,
     narrow: leakyBucket,
     wide: leakyBucketWide,
     atBacklog: bucketAtBacklog,
     lua: leakyBucketLua,
+    wideLua: { lua: leakyBucketWideLua, atBacklog: bucketWideAtBacklog },
   },
   {
     name: 'gcra',
@@ -126,10 +163,12 @@ export const REGISTRY = [
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
+    takes: ['burst'],
     narrow: gcra,
     wide: gcraWide,
     atBacklog: gcraAtBacklog,
     lua: gcraLua,
+    wideLua: { lua: gcraWideLua, atBacklog: gcraWideAtBacklog },
   },
 ] as const satisfies readonly AlgorithmRow[]
 
@@ -141,7 +180,7 @@ export const ALGORITHM_NAMES: readonly AlgorithmName[] = REGISTRY.map((row) => r
 
 /** The rows by name (a plain object: algorithmOf reads it on every decision). */
 export const ROWS: Readonly<Record<AlgorithmName, AlgorithmRow>> = Object.fromEntries(
-  REGISTRY.map((row) => [row.name, row]),
+  REGISTRY.map((row): [AlgorithmName, AlgorithmRow] => [row.name, row]),
 ) as Record<AlgorithmName, AlgorithmRow>
 
 /** The registry's row of `name`. */
@@ -149,15 +188,15 @@ export function rowOf(name: AlgorithmName): AlgorithmRow {
   return ROWS[name]
 }
 
+/** The algorithm a limit without `algorithm` uses. */
+export const DEFAULT_ALGORITHM: AlgorithmName = 'sliding-window'
+
+/** The names of the algorithms that take `option`, for a message. */
+export function namesTaking(option: AlgorithmOption): AlgorithmName[] {
+  return ALGORITHM_NAMES.filter((name) => rowOf(name).takes.includes(option))
+}
+
 /** The names of the algorithms in `family`. */
 export function namesIn(family: AlgorithmFamily): AlgorithmName[] {
   return ALGORITHM_NAMES.filter((name) => rowOf(name).family === family)
-}
-
-/** `names` for a message: `a, b or c`, each wrapped in `quote`. */
-export function listNames(names: readonly string[], quote = ''): string {
-  const quoted = names.map((name) => `${quote}${name}${quote}`)
-  return quoted.length < 2
-    ? quoted.join('')
-    : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`
 }

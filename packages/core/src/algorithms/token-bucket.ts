@@ -85,3 +85,9 @@ export const bucketWide = (shaping: boolean): Algorithm =>
   wideMeter(3, bucketBacklog, setBucket, shaping, bucketExpiry)
 
 export const tokenBucketWide = bucketWide(false)
+
+/** The wide bucket whose backlog at time 0 is `backlog`: how RedisStore reads a wide reply. */
+export function bucketWideAtBacklog(s: StateVector, backlog: bigint, policy: PolicyNumbers): void {
+  s[2] = 0
+  setBucket(s, 0, 0, policy, backlog)
+}

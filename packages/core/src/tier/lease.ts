@@ -3,6 +3,7 @@
  * long they may be spent (per algorithm), how the next lease is sized, and the decisions
  * answered from it.
  */
+import { ROWS } from '../algorithms/registry'
 import { Verdict } from '../decision'
 import type { Policy, PolicyOutcome } from '../policy'
 import { leaseMsOf, maxLeaseOf, type TierSettings } from './options'
@@ -116,8 +117,9 @@ function untilWindowEnd(policies: readonly Policy[], outcomes: readonly PolicyOu
   for (let i = 0; i < policies.length; i++) {
     const policy = policies[i]
     const resetMs = outcomes[i].resetMs
-    if (policy.algorithm === 'fixed-window') ms = Math.min(ms, resetMs)
-    else if (policy.algorithm === 'sliding-window') {
+    const boundary = ROWS[policy.algorithm].leaseBoundary
+    if (boundary === 'window') ms = Math.min(ms, resetMs)
+    else if (boundary === 'bucket') {
       // An admitted request's reset is when its bucket's count begins to fade: precision - 1
       // buckets after the bucket's end.
       const laterBuckets = ((policy.precision - 1) * policy.windowMs) / policy.precision

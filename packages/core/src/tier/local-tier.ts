@@ -3,6 +3,7 @@
  * leases of part of each key's budget, and returns what it did not spend (docs/local-tier.md).
  */
 import type { SlotStore } from '../concurrency/slots'
+import { ROWS } from '../algorithms/registry'
 import { checkStore } from '../limiter/checks'
 import { nameStore, storeName } from '../store-call/store-name'
 import type { Policy, PolicyOutcome } from '../policy'
@@ -52,11 +53,12 @@ function allAllowed(outcomes: readonly PolicyOutcome[]): boolean {
 
 /**
  * What a lease cannot answer goes to the store as it is: reservations (`maxDelayMs`), which
- * need the store's timing, and leaky-bucket, whose every request gets its own delay.
+ * need the store's timing, and the shaping algorithms (the registry's `shapes`), whose every
+ * request gets its own delay.
  */
 function leasable(request: StoreRequest): boolean {
   if (request.cost < 1 || (request.maxDelayMs ?? 0) > 0) return false
-  for (const policy of request.policies) if (policy.algorithm === 'leaky-bucket') return false
+  for (const policy of request.policies) if (ROWS[policy.algorithm].shapes === true) return false
   return true
 }
 

@@ -6,7 +6,8 @@
 import type { Store as SluiceStore } from '@sluice/core'
 import type { HttpLimitOptions } from '@sluice/http'
 import { checkPositiveInteger, invalidOption } from '@sluice/core/adapter'
-import { checkSfStringText, checkStandardHeaders } from '@sluice/http'
+import { checkStandardHeaders } from '@sluice/http'
+import { CONSOLE_LOGGER, checkLogger, EXPRESS_RATE_LIMIT_OPTIONS } from './declared-options'
 import type { Request, Response } from 'express'
 import type { HeaderSettings } from './headers'
 import { quotaName } from './headers'
@@ -21,43 +22,11 @@ import type {
   ValueDeterminingMiddleware,
 } from './types'
 
-const DEFAULT_WINDOW_MS = 60_000
-const DEFAULT_LIMIT = 5
-const DEFAULT_SUBNET = 56
+const DEFAULTS = EXPRESS_RATE_LIMIT_OPTIONS.table
+const DEFAULT_WINDOW_MS = DEFAULTS.windowMs.default as number
+const DEFAULT_LIMIT = DEFAULTS.limit.default as number
+const DEFAULT_SUBNET = DEFAULTS.ipv6Subnet.default as number
 const DRAFTS: readonly DraftHeadersVersion[] = ['draft-6', 'draft-7', 'draft-8']
-
-/** The option names express-rate-limit 8 knows; others are warned about, as it does. */
-const KNOWN_OPTIONS = new Set([
-  'windowMs',
-  'limit',
-  'max',
-  'message',
-  'statusCode',
-  'legacyHeaders',
-  'headers',
-  'standardHeaders',
-  'identifier',
-  'requestPropertyName',
-  'skipFailedRequests',
-  'skipSuccessfulRequests',
-  'keyGenerator',
-  'ipv6Subnet',
-  'handler',
-  'skip',
-  'requestWasSuccessful',
-  'store',
-  'validate',
-  'passOnStoreError',
-  'logger',
-])
-
-/** express-rate-limit's console logger: `error(error, message)` as `console.error(message, error)`. */
-const CONSOLE_LOGGER: Logger = {
-  error: (error, message) =>
-    message === undefined ? console.error(error) : console.error(message, error),
-  warn: (error, message) =>
-    message === undefined ? console.warn(error) : console.warn(message, error),
-}
 
 /** Everything the compatibility middleware reads per request, resolved once. */
 export interface CompatSettings {
@@ -76,18 +45,8 @@ export interface CompatSettings {
 
 type Given = RateLimitOptions & Record<string, unknown>
 
-function checkLogger(logger: unknown): Logger {
-  const candidate = logger as Partial<Logger> | null
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.error !== 'function' ||
-    typeof candidate.warn !== 'function'
-  ) {
-    invalidOption('logger', logger, 'an object with error(error, message) and warn(...) methods')
-  }
-  return candidate as Logger
-}
+/** The options as the declaration resolves them: checked, simple defaults filled in, frozen. */
+type Settled = Readonly<Options>
 
 /** A number express-rate-limit would take: otherwise its default, with a warning. */
 function lenientNumber(
@@ -173,9 +132,17 @@ function positiveLimit(limit: (req: Request) => unknown): (req: Request) => Prom
   return async (req) => checkPositiveInteger(await limit(req), 'limit')
 }
 
+/** The given options express-rate-limit knows (the others are warned about and ignored). */
+function knownOf(given: Given): Options {
+  const names = EXPRESS_RATE_LIMIT_OPTIONS.names
+  return Object.fromEntries(
+    Object.entries(given).filter(([name]) => names.includes(name)),
+  ) as unknown as Options
+}
+
 function warnUnknown(given: Given, logger: Logger): void {
   for (const name of Object.keys(given)) {
-    if (!KNOWN_OPTIONS.has(name)) {
+    if (!EXPRESS_RATE_LIMIT_OPTIONS.names.includes(name)) {
       logger.warn(
         new Error(`unknown option \`${name}\``),
         `[sluice] express-rate-limit compatibility: \`${name}\` is not an express-rate-limit option and is ignored`,
@@ -221,26 +188,13 @@ function storeOf(
   return { peer, sluice: peer }
 }
 
-/** Checks the names express-rate-limit requires to be functions or a non-empty string, and `identifier`. */
-function checkShapes(given: Given): void {
-  const property = given.requestPropertyName
-  if (property !== undefined && (typeof property !== 'string' || property === '')) {
-    invalidOption('requestPropertyName', property, 'a non-empty string')
-  }
-  const identifier = given.identifier
-  if (typeof identifier === 'string') checkSfStringText(identifier, 'identifier')
-  else if (identifier !== undefined && typeof identifier !== 'function') {
-    invalidOption('identifier', identifier, 'a string or a function')
-  }
-  for (const name of ['handler', 'keyGenerator', 'skip', 'requestWasSuccessful'] as const) {
-    if (given[name] !== undefined && typeof given[name] !== 'function') {
-      invalidOption(name, given[name], 'a function')
-    }
-  }
-}
-
 /** The options as express-rate-limit resolves them, its defaults filled in. */
-function peerOptions(given: Given, logger: Logger, store: SluiceStore | undefined): Options {
+function peerOptions(
+  given: Given,
+  settled: Settled,
+  logger: Logger,
+  store: SluiceStore | undefined,
+): Options {
   const windowMs = lenientNumber(
     'windowMs',
     given.windowMs,
@@ -248,20 +202,22 @@ function peerOptions(given: Given, logger: Logger, store: SluiceStore | undefine
     (n) => Number.isSafeInteger(n) && n > 0,
     logger,
   )
-  const property = given.requestPropertyName ?? 'rateLimit'
+  const property = settled.requestPropertyName
   const ipv6Subnet = subnetOf(given.ipv6Subnet, logger)
   const options: Options = {
     ...given,
     windowMs,
     limit: limitOf(given, logger),
-    message: given.message ?? 'Too many requests, please try again later.',
-    statusCode: given.statusCode ?? 429,
-    legacyHeaders: given.legacyHeaders ?? given.headers ?? true,
-    standardHeaders: draftOf(given.standardHeaders, logger) ?? false,
+    message: settled.message,
+    statusCode: settled.statusCode,
+    legacyHeaders:
+      given.legacyHeaders ?? given.headers ?? (DEFAULTS.legacyHeaders.default as boolean),
+    standardHeaders:
+      draftOf(given.standardHeaders, logger) ?? (DEFAULTS.standardHeaders.default as false),
     identifier: given.identifier ?? ((req) => quotaName(limitFromInfo(req, property), windowMs)),
     requestPropertyName: property,
-    skipFailedRequests: given.skipFailedRequests ?? false,
-    skipSuccessfulRequests: given.skipSuccessfulRequests ?? false,
+    skipFailedRequests: settled.skipFailedRequests,
+    skipSuccessfulRequests: settled.skipSuccessfulRequests,
     keyGenerator: given.keyGenerator ?? (ipKeyOf(ipv6Subnet) as ValueDeterminingMiddleware<string>),
     ipv6Subnet,
     handler: given.handler ?? defaultHandler(() => options),
@@ -269,8 +225,8 @@ function peerOptions(given: Given, logger: Logger, store: SluiceStore | undefine
     requestWasSuccessful: given.requestWasSuccessful ?? ((_req, res) => res.statusCode < 400),
     // A Sluice Store shows as is; express-rate-limit's Options type has no place for it.
     store: (given.store ?? store) as Options['store'],
-    validate: given.validate ?? true,
-    passOnStoreError: given.passOnStoreError ?? false,
+    validate: settled.validate,
+    passOnStoreError: settled.passOnStoreError,
     logger,
   }
   return options
@@ -321,9 +277,9 @@ export function resolveCompatOptions(passed: RateLimitOptions | undefined): Comp
   )
   const logger = given.logger === undefined ? CONSOLE_LOGGER : checkLogger(given.logger)
   warnUnknown(given, logger)
-  checkShapes(given)
-  const stores = storeOf(given.store, given.passOnStoreError ?? false, logger)
-  const options = peerOptions(given, logger, stores.sluice)
+  const settled = EXPRESS_RATE_LIMIT_OPTIONS.resolve(knownOf(given), 'express-rate-limit')
+  const stores = storeOf(given.store, settled.passOnStoreError, logger)
+  const options = peerOptions(given, settled, logger, stores.sluice)
   const standard = options.standardHeaders
   return {
     options,

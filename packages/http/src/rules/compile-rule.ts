@@ -3,11 +3,14 @@
  * `unlimited` together, unique names, burst only where it applies) and the rule's policy.
  */
 import {
+  DEFAULT_ALGORITHM,
+  listNames,
+  namesTaking,
+  ROWS,
   formatDuration,
   ConfigError,
   type LimitOptions,
   resolvePolicy,
-  METER_ALGORITHMS,
   type Policy,
 } from '@sluice/core/web'
 import { pathLabel, type Issue } from './issue'
@@ -82,11 +85,11 @@ export function compileRule(
   let limit: LimitOptions | undefined
   let policy: Policy | undefined
   if (rateLimit !== undefined) {
-    const algorithm = rateLimit.algorithm ?? 'sliding-window'
-    if (rateLimit.burst !== undefined && !METER_ALGORITHMS.has(algorithm)) {
+    const algorithm = rateLimit.algorithm ?? DEFAULT_ALGORITHM
+    if (rateLimit.burst !== undefined && !ROWS[algorithm].takes.includes('burst')) {
       issues.push({
         path: [...path, 'rate_limit', 'burst'],
-        message: `\`${here}.rate_limit.burst\` must be unset for '${algorithm}' (burst applies to token-bucket, leaky-bucket and gcra); got ${rateLimit.burst}`,
+        message: `\`${here}.rate_limit.burst\` must be unset for '${algorithm}' (burst applies to ${listNames(namesTaking('burst'), '', 'and')}); got ${rateLimit.burst}`,
       })
       return undefined
     }

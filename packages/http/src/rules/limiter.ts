@@ -14,7 +14,9 @@ import {
   invalidOption,
   StoreError,
   type DecisionHook,
-  checkKnownOptions,
+  checkOneOf,
+  declareOptions,
+  LIMITER_OPTIONS,
   type PolicyOutcome,
   type Store,
   type StoreRequest,
@@ -97,18 +99,31 @@ export interface RulesLimiter {
   close(): void
 }
 
-const KNOWN_OPTIONS = [
-  'rules',
-  'store',
-  'clock',
-  'prefix',
-  'onStoreError',
-  'timeoutMs',
-  'breaker',
-  'maxInFlight',
-  'logger',
-  'onDecision',
-]
+const limiter = LIMITER_OPTIONS.table
+
+const RULES_STORE_ERROR_MODES = ['throw', 'allow', 'deny'] as const
+
+/**
+ * createRulesLimiter's options, declared once: the store's share createLimiter's declaration;
+ * `rules` is checked by resolveRules, the store's by resolveStoreSettings.
+ */
+export const RULES_LIMITER_OPTIONS = declareOptions<RulesLimiterOptions>('createRulesLimiter', {
+  rules: { doc: 'the rules: a file path, a rules document, a RuleSet or a RulesWatcher' },
+  store: limiter.store,
+  clock: limiter.clock,
+  prefix: limiter.prefix,
+  onStoreError: {
+    doc: "what to do when the store fails: 'throw', 'allow' or 'deny'",
+    default: 'throw',
+    check: (mode, name) => checkOneOf(mode, name, RULES_STORE_ERROR_MODES),
+    orNull: true,
+  },
+  timeoutMs: limiter.timeoutMs,
+  breaker: limiter.breaker,
+  maxInFlight: limiter.maxInFlight,
+  logger: { doc: 'receives rules reload news and store outage lines; default: console' },
+  onDecision: limiter.onDecision,
+})
 
 function isRuleSet(value: object): value is RuleSet {
   return typeof (value as Partial<RuleSet>).match === 'function'
@@ -164,11 +179,8 @@ export function createRulesLimiterWith(
 ): RulesLimiter {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  checkKnownOptions(options, KNOWN_OPTIONS, 'createRulesLimiter')
-  const onStoreError = options.onStoreError ?? 'throw'
-  if (onStoreError !== 'throw' && onStoreError !== 'allow' && onStoreError !== 'deny') {
-    invalidOption('onStoreError', onStoreError, "'throw', 'allow' or 'deny'")
-  }
+  const given = RULES_LIMITER_OPTIONS.resolve(options)
+  const onStoreError = given.onStoreError!
   const { store, clock, prefix, guard, undoLate, report } = resolveStoreSettings(
     options,
     describeMode(onStoreError),

@@ -4,7 +4,7 @@
  */
 import type { Decision, Store } from '@sluice/core'
 import type { HttpLimitOptions, LegacyHeaderNames } from '@sluice/http'
-import { declareOptions, invalidOption } from '@sluice/core/adapter'
+import { checkBoolean, checkFunction, declareOptions, invalidOption } from '@sluice/core/adapter'
 import { checkAliasLimit, checkAliasMs, DEFAULT_LEGACY_NAMES } from '@sluice/http'
 import type { Context } from 'koa'
 import type { KoaAnswer } from '../middleware'
@@ -68,14 +68,6 @@ export interface ResolvedRatelimit {
   readonly core: HttpLimitOptions<Context>
   readonly answer: KoaAnswer
   readonly blacklist: ((ctx: Context) => Awaitable<boolean>) | undefined
-}
-
-function checkFunction(value: unknown, option: string): void {
-  if (value !== undefined && typeof value !== 'function') invalidOption(option, value, 'a function')
-}
-
-function checkBoolean(value: unknown, option: string): void {
-  if (typeof value !== 'boolean') invalidOption(option, value, 'true or false')
 }
 
 function checkNamespace(namespace: unknown): void {

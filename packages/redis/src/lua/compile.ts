@@ -7,6 +7,7 @@ import { DRIVER, DRIVER_BATCH } from './driver'
 import { frameOf, head, tail } from './flat/frame'
 import { PACKED_STATE } from './packed'
 import { KEY_STATE, PRELUDE } from './prelude'
+import { PACKED_WIDE_STATE, WIDE_STATE } from './wide'
 import type { FlatShape, GenericShape, ScriptShape } from './shape'
 
 /** The Lua of a script of `shape`. */
@@ -26,9 +27,16 @@ function generic(shape: GenericShape): string {
     if (lua.shared !== undefined) shared.add(lua.shared)
     modules.add(lua.module)
   }
-  const state = shape.layout === 'keys' ? KEY_STATE : PACKED_STATE
+  const state = STATES[shape.layout]
   const driver = shape.calls === 'batch' ? DRIVER_BATCH : DRIVER
   return [PRELUDE, state, ...shared, ...modules, driver].join('')
+}
+
+const STATES = {
+  keys: KEY_STATE,
+  packed: PACKED_STATE,
+  wide: WIDE_STATE,
+  'packed-wide': PACKED_WIDE_STATE,
 }
 
 /** The flat engine: the variant's flat body inside the frame of the shape. */

@@ -3,6 +3,7 @@
  * registry's Lua fragments), the fixed scripts beside them, and their SHA1s.
  */
 import {
+  isWide,
   REGISTRY,
   ROWS,
   type AlgorithmName,
@@ -15,7 +16,15 @@ import { PACKED_READ, PACKED_WRITE, WIDE_READ, WIDE_WRITE } from './cas'
 import { compile } from './compile'
 
 export { compile } from './compile'
-import type { BakedPolicy, Calls, FlatShape, Layout, ScriptShape, Variant } from './shape'
+import type {
+  BakedPolicy,
+  Calls,
+  FlatShape,
+  Layout,
+  ModuleVariant,
+  ScriptShape,
+  Variant,
+} from './shape'
 import { sha1Hex } from '../web-crypto'
 
 export type { BakedPolicy } from './shape'
@@ -56,7 +65,11 @@ export const hasPackedFlat = (algorithm: AlgorithmName): boolean => ROWS[algorit
 export const allPairs = (policies: readonly Pick<Policy, 'algorithm' | 'anchor'>[]): boolean =>
   policies.every((p) => isPair(policyVariant(p)))
 
-const generic = (variants: readonly Variant[], layout: Layout, calls: Calls): ScriptShape => ({
+const generic = (
+  variants: readonly ModuleVariant[],
+  layout: Layout,
+  calls: Calls,
+): ScriptShape => ({
   engine: 'generic',
   variants,
   layout,
@@ -66,7 +79,7 @@ const generic = (variants: readonly Variant[], layout: Layout, calls: Calls): Sc
 /** The flat shape of a policy's variant; `policy` baked in, or 'passed' in ARGV. */
 export function flatShape(
   variant: Variant,
-  layout: Layout,
+  layout: FlatShape['layout'],
   policy: FlatShape['policy'],
   calls: Calls,
 ): FlatShape {
@@ -82,6 +95,10 @@ export type ScriptName =
   | `${AlgorithmName}:1`
   | `${AlgorithmName}/first-request:1`
   | 'packed'
+  | 'wide'
+  | 'wide:batch'
+  | 'packed-wide'
+  | 'packed-wide:batch'
   | `${AlgorithmName}:packed`
   | `${AlgorithmName}/first-request:packed`
   | 'block'
@@ -98,6 +115,8 @@ export type ScriptName =
  * | `<algorithm>:batch`                    | generic | keys   | passed | batch  |
  * | `mixed`, `mixed:batch`                 | generic (every algorithm) | keys | passed | single, batch |
  * | `packed`, `packed:batch`               | generic (the pairs) | packed | passed | single, batch |
+ * | `wide`, `wide:batch`                   | generic (the pairs, and the wide meters' limbs modules) | wide | passed | single, batch |
+ * | `packed-wide`, `packed-wide:batch`     | generic (as `wide`) | packed-wide | passed | single, batch |
  * | `<algorithm>:1`, `<algorithm>/first-request:1` | flat | keys | passed | single |
  * | `<algorithm>:packed`, `.../first-request:packed` (all but a log) | flat | packed | passed | single |
  *
@@ -110,6 +129,7 @@ export type ScriptName =
 function sharedShapes(): Record<string, ScriptShape> {
   const shapes: Record<string, ScriptShape> = {}
   const all: Variant[] = []
+  const wide: ModuleVariant[] = []
   for (const row of REGISTRY) {
     const variant = variantOf(row)
     all.push(variant)
@@ -122,7 +142,10 @@ function sharedShapes(): Record<string, ScriptShape> {
         policyVariant({ algorithm: row.name, anchor: 'first-request' }),
       ])
     }
+    const wideLua = (row as AlgorithmRow).wideLua?.lua
+    if (wideLua !== undefined) wide.push({ code: wideLua.code, lua: wideLua })
     for (const [name, form] of forms) {
+      if (form.state === 'pair') wide.push(form)
       shapes[`${name}:1`] = flatShape(form, 'keys', 'passed', 'single')
       if (form.state !== 'log')
         shapes[`${name}:packed`] = flatShape(form, 'packed', 'passed', 'single')
@@ -133,6 +156,10 @@ function sharedShapes(): Record<string, ScriptShape> {
   const pairs = all.filter(isPair)
   shapes.packed = generic(pairs, 'packed', 'single')
   shapes['packed:batch'] = generic(pairs, 'packed', 'batch')
+  shapes.wide = generic(wide, 'wide', 'single')
+  shapes['wide:batch'] = generic(wide, 'wide', 'batch')
+  shapes['packed-wide'] = generic(wide, 'packed-wide', 'single')
+  shapes['packed-wide:batch'] = generic(wide, 'packed-wide', 'batch')
   return shapes
 }
 
@@ -197,3 +224,17 @@ export function packedFlatLua(
   const variant = policyVariant({ algorithm, anchor })
   return compile(flatShape(variant, 'packed', baked ?? 'passed', batch ? 'batch' : 'single'))
 }
+
+/**
+ * Whether the wide script decides `policies` (a plan with a wide one): every wide policy has
+ * a wide module (the meters) and every other a state of two integers. Else core does, by
+ * compare-and-set (route.ts).
+ */
+export const wideScripted = (policies: readonly Policy[]): boolean =>
+  policies.every((p) =>
+    isWide(p) ? ROWS[p.algorithm].wideLua !== undefined : policyVariant(p).state === 'pair',
+  )
+
+/** A policy's code in the wide script's ARGV: its wide module's when it is wide. */
+export const wideCode = (policy: Policy, code: string): string =>
+  isWide(policy) ? (ROWS[policy.algorithm].wideLua?.lua.code ?? code) : code

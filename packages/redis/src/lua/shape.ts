@@ -4,16 +4,26 @@
  */
 import type { LuaFragments, StateShape } from '@sluice/core/web'
 
-/** An algorithm as a script runs it: a registry row, or its variant anchored at first request. */
-export interface Variant {
+/** An algorithm as a generic script runs it: its code in ARGV, and its module. */
+export interface ModuleVariant {
   /** Its code in ARGV (a shared script checks it). */
   readonly code: string
+  readonly lua: Pick<LuaFragments, 'module' | 'shared'>
+}
+
+/** An algorithm as a script runs it: a registry row, or its variant anchored at first request. */
+export interface Variant extends ModuleVariant {
   readonly state: StateShape
   readonly lua: LuaFragments
 }
 
-/** Where states live: keys of their own (`<stem><policy id>`), or fields of packed hashes. */
-export type Layout = 'keys' | 'packed'
+/**
+ * Where states live: keys of their own (`<stem><policy id>`), fields of packed hashes, or (the
+ * generic engine only) keys of their own holding core's state vector as text (`<stem><policy
+ * id>:v`, lua/wide.ts), where wide policies run their limbs modules (`<algorithm>.wide.lua.ts`);
+ * `packed-wide`, those modules on the packed layout's fields.
+ */
+export type Layout = 'keys' | 'packed' | 'wide' | 'packed-wide'
 
 /** One decision per call, or a batch: several consumes, decided one after another. */
 export type Calls = 'single' | 'batch'
@@ -37,7 +47,7 @@ export interface BakedPolicy {
  */
 export interface GenericShape {
   readonly engine: 'generic'
-  readonly variants: readonly Variant[]
+  readonly variants: readonly ModuleVariant[]
   readonly layout: Layout
   readonly calls: Calls
 }
@@ -50,7 +60,7 @@ export interface GenericShape {
 export interface FlatShape {
   readonly engine: 'flat'
   readonly variant: Variant
-  readonly layout: Layout
+  readonly layout: 'keys' | 'packed'
   readonly policy: 'passed' | BakedPolicy
   readonly calls: Calls
 }

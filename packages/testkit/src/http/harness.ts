@@ -144,6 +144,13 @@ export interface ScenarioContext {
   start(options: ScenarioOptions, setup?: ScenarioSetup): Promise<ReturnType<typeof request>>
   /** The reset X-RateLimit-Reset announces `seconds` from `now`, in this adapter's style. */
   legacyReset(now: number, seconds: number): string
+  /** An app with a fixed window of `limit` per `window`, on a fake clock standing at `at`. */
+  startFixed(
+    limit: number,
+    window: string,
+    options?: ScenarioOptions,
+    at?: number,
+  ): Promise<{ agent: ReturnType<typeof request>; clock: ReturnType<typeof fakeClock> }>
   /** An app with a fixed window of `limit` per minute, on a fake clock 20 s before its end. */
   startFixedMinute(
     limit: number,
@@ -188,16 +195,20 @@ export function openScenarios(harness: AdapterHarness): ScenarioContext {
   }
 
   /** An app with a fixed window of `limit` per minute, on a fake clock 20 s before its end. */
-  async function startFixedMinute(limit: number, options: ScenarioOptions = {}) {
-    const clock = fakeClock(T0 + 40_000)
+  async function startFixed(limit: number, window: string, options: ScenarioOptions = {}, at = T0) {
+    const clock = fakeClock(at)
     const agent = await start({
       limit,
-      window: '1m',
+      window,
       algorithm: 'fixed-window',
       clock: clock.read,
       ...options,
     })
     return { agent, clock }
+  }
+
+  function startFixedMinute(limit: number, options: ScenarioOptions = {}) {
+    return startFixed(limit, '1m', options, T0 + 40_000)
   }
 
   /**
@@ -222,5 +233,13 @@ export function openScenarios(harness: AdapterHarness): ScenarioContext {
     return limited
   }
   const lastPort = () => (open[open.length - 1].server.address() as AddressInfo).port
-  return { harness, start, legacyReset, startFixedMinute, passUpToTheLimit, lastPort }
+  return {
+    harness,
+    start,
+    legacyReset,
+    startFixed,
+    startFixedMinute,
+    passUpToTheLimit,
+    lastPort,
+  }
 }

@@ -5,7 +5,7 @@ import { headerKey } from '@sluice/http'
 import { fakeClock, T0, type ScenarioContext } from './harness'
 
 export function registerLimitCases(ctx: ScenarioContext): void {
-  const { start, startFixedMinute, passUpToTheLimit } = ctx
+  const { start, startFixed, startFixedMinute, passUpToTheLimit } = ctx
   test('boundary: the limit passes, limit + 1 is 429 with remaining 0 and the JSON body', async () => {
     const { agent, clock } = await startFixedMinute(3)
     const limited = await passUpToTheLimit(agent, clock, 3)
@@ -18,13 +18,7 @@ export function registerLimitCases(ctx: ScenarioContext): void {
   })
 
   test('the window resets on the (fake) clock', async () => {
-    const clock = fakeClock(T0)
-    const agent = await start({
-      limit: 1,
-      window: '1m',
-      algorithm: 'fixed-window',
-      clock: clock.read,
-    })
+    const { agent, clock } = await startFixed(1, '1m', {}, T0)
     await agent.get('/').expect(200)
     await agent.get('/').expect(429)
     clock.now += 59_999
@@ -34,14 +28,7 @@ export function registerLimitCases(ctx: ScenarioContext): void {
   })
 
   test("anchor 'first-request': each key's window runs one window from its first request", async () => {
-    const clock = fakeClock(T0 + 30_000)
-    const agent = await start({
-      limit: 1,
-      window: '1m',
-      algorithm: 'fixed-window',
-      anchor: 'first-request',
-      clock: clock.read,
-    })
+    const { agent, clock } = await startFixed(1, '1m', { anchor: 'first-request' }, T0 + 30_000)
     await agent.get('/').expect(200)
     clock.now += 40_000 // past the clock's minute boundary: the key's own window still runs
     const limited = await agent.get('/').expect(429)

@@ -2,10 +2,10 @@
  * Owns the scenarios of rejections and their options: message, status, onLimited, ban, skip, lists.
  */
 import { headerKey } from '@sluice/http'
-import { fakeClock, T0, type ScenarioContext } from './harness'
+import { T0, type ScenarioContext } from './harness'
 
 export function registerResponseCases(ctx: ScenarioContext): void {
-  const { start } = ctx
+  const { start, startFixed } = ctx
   test('custom message (string, async function) and status', async () => {
     const agent = await start({ limit: 1, window: '1m', message: 'Slow down', statusCode: 503 })
     await agent.get('/').expect(200)
@@ -38,14 +38,8 @@ export function registerResponseCases(ctx: ScenarioContext): void {
   })
 
   test('ban counts rejections in a row: an admitted request starts the count again', async () => {
-    const clock = fakeClock(T0 + 500) // the first rejection's count would outlive its window
-    const agent = await start({
-      limit: 1,
-      window: '1s',
-      algorithm: 'fixed-window',
-      clock: clock.read,
-      ban: 1,
-    })
+    // The first rejection's count would outlive its window.
+    const { agent, clock } = await startFixed(1, '1s', { ban: 1 }, T0 + 500)
     const statuses = async () => {
       const seen = []
       for (let i = 0; i < 3; i++) seen.push((await agent.get('/')).status)
@@ -57,14 +51,7 @@ export function registerResponseCases(ctx: ScenarioContext): void {
   })
 
   test("backoff 'restart': each rejection holds the key out for a whole window from then", async () => {
-    const clock = fakeClock(T0)
-    const agent = await start({
-      limit: 1,
-      window: '10s',
-      algorithm: 'fixed-window',
-      clock: clock.read,
-      backoff: 'restart',
-    })
+    const { agent, clock } = await startFixed(1, '10s', { backoff: 'restart' }, T0)
     await agent.get('/').expect(200)
     clock.now += 4000
     expect((await agent.get('/').expect(429)).headers['retry-after']).toBe('10')
@@ -75,14 +62,7 @@ export function registerResponseCases(ctx: ScenarioContext): void {
   })
 
   test("backoff 'double': the n-th rejection in a row holds the key out window x 2^(n-1)", async () => {
-    const clock = fakeClock(T0)
-    const agent = await start({
-      limit: 1,
-      window: '1s',
-      algorithm: 'fixed-window',
-      clock: clock.read,
-      backoff: 'double',
-    })
+    const { agent, clock } = await startFixed(1, '1s', { backoff: 'double' }, T0)
     await agent.get('/').expect(200)
     const waits = []
     for (let i = 0; i < 4; i++)

@@ -1,0 +1,74 @@
+/**
+ * token-bucket's Lua for wide policies (isWide), and with shaping leaky-bucket's, mirroring
+ * bucketWide in token-bucket.ts: [whole units missing, remainder x windowMs, lastRefill], the
+ * backlog between the first two held in limbs (limbs.lua.ts). Generic scripts only (the wide
+ * layout of @sluice/redis): codes `tbw` and `lbw`, the state read and written with
+ * `load_vector`/`save_vector` as core's three slots.
+ */
+import { WIDE_METER_LUA } from './meter.wide.lua'
+import type { WideLuaFragments } from './lua'
+
+function bucketWideModule(code: 'tbw' | 'lbw', shaping: boolean): string {
+  const name = code === 'tbw' ? 'token_bucket_wide' : 'leaky_bucket_wide'
+  return `
+local ${name} = {}
+ALG.${code} = ${name}
+
+function ${name}.load(key)
+  return load_vector(key, 3)
+end
+
+-- The level drained since the last refill (held while the clock is behind it), never below 0.
+local function ${name}_backlog(s, now, p)
+  local level = w_add(w_mul(s[1], p.window), w_of(s[2]))
+  if now <= s[3] then return level end
+  local left = w_sub(level, w_mul(now - s[3], p.limit))
+  if w_neg(left) then return W0 end
+  return left
+end
+
+local function ${name}_set(s, now, p, level)
+  if w_empty(level) then
+    s[1], s[2] = 0, 0
+  else
+    s[1], s[2] = w_div(level, p.window)
+  end
+  if now > s[3] then s[3] = now end
+end
+
+function ${name}.look(s, now, p, cost)
+  local backlog = ${name}_backlog(s, now, p)
+  return w_fits(backlog, p, cost, ${shaping}), backlog
+end
+
+function ${name}.apply(s, now, p, cost)
+  ${name}_set(s, now, p, w_add(${name}_backlog(s, now, p), w_mul(cost, p.window)))
+end
+
+function ${name}.refund(s, now, p, cost, at)
+  ${name}_set(s, now, p, w_sub(${name}_backlog(s, now, p), w_mul(cost, p.window)))
+end
+
+function ${name}.penalize(s, now, p, cost)
+  ${name}_set(s, now, p, w_penalized(${name}_backlog(s, now, p), p, cost))
+end
+
+-- Expires when the bucket is full again: the last refill + ceil(level / limit).
+function ${name}.save(key, s, now, p)
+  local expires_at = 0
+  if s[1] > 0 or s[2] > 0 then
+    local q, r = w_div(w_add(w_mul(s[1], p.window), w_of(s[2])), p.limit)
+    expires_at = s[3] + q
+    if r > 0 then expires_at = expires_at + 1 end
+  end
+  save_vector(key, format('%d,%d,%d', s[1], s[2], s[3]), expires_at, now)
+end
+`
+}
+
+/** A wide bucket's fragments: token-bucket's (`tbw`), or with shaping leaky-bucket's (`lbw`). */
+export function bucketWideLua(code: 'tbw' | 'lbw', shaping: boolean): WideLuaFragments {
+  return { code, module: bucketWideModule(code, shaping), shared: WIDE_METER_LUA }
+}
+
+export const tokenBucketWideLua = bucketWideLua('tbw', false)
