@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup'
+import { cjsSplitting } from '../../tsup.base'
 
 export default defineConfig([
   {
@@ -20,6 +21,8 @@ export default defineConfig([
     target: 'node20',
     // prometheusMetrics loads the optional prom-client with createRequire(__filename).
     shims: true,
+    // CommonJS chunks keep native `?.`, `??` and class fields (see cjsSplitting).
+    plugins: [cjsSplitting],
   },
   {
     // @sluice/core/web: one file per format with no Node import, for runtimes with web APIs

@@ -28,10 +28,13 @@ export interface ProxySetup<Req> {
 }
 
 const warned = new Set<string>()
+/** Warnings given (or forgotten) so far in this process: a limiter re-reads `done` when it moved. */
+let generation = 0
 
 /** Forgets which warnings this process gave (tests of the warnings call it). */
 export function resetProxyWarnings(): void {
   warned.clear()
+  generation++
 }
 
 const KINDS: readonly ProxyWarningKind[] = ['all', 'untrusted', 'mistrusted']
@@ -42,10 +45,16 @@ const KINDS: readonly ProxyWarningKind[] = ['all', 'untrusted', 'mistrusted']
  * limiter keys by IP: behind a proxy, every client then shares the proxy's bucket. An empty
  * X-Forwarded-For, or one that names the address the request is limited by (a platform that
  * resolved the client itself), is no sign of a proxy left untrusted.
+ *
+ * The framework's trust setting is read on a limiter's first request, then only on requests
+ * that carry X-Forwarded-For (the only ones trusting every proxy lets pick their address): a
+ * request without it costs one header read, not the setting's lookup on every request.
  */
 export class ProxyWarnings<Req extends RequestLike> {
   /** False once every warning was given (by this limiter or another): the hot path skips check. */
   armed: boolean
+  private seenFirst = false
+  private seenGeneration = generation
 
   constructor(
     private readonly setup: ProxySetup<Req>,
@@ -56,14 +65,23 @@ export class ProxyWarnings<Req extends RequestLike> {
   }
 
   check(req: Req): void {
+    const field = this.forwardedFor(req)
+    if (this.seenFirst && (field === undefined || field === '')) return
+    this.seenFirst = true
     const trust = this.setup.proxyTrust!(req)
     if (trust === 'all') this.once('all', this.trustAllMessage())
-    else if (this.keysByIp) this.checkForwarded(req, trust)
-    if (this.done()) this.armed = false
+    else if (this.keysByIp) this.checkForwarded(req, field, trust)
+    if (this.seenGeneration !== generation) {
+      this.seenGeneration = generation
+      if (this.done()) this.armed = false
+    }
   }
 
-  private checkForwarded(req: Req, trust: ProxyTrust): void {
-    const field = this.setup.forwardedFor?.(req) ?? readHeader(req.headers, 'x-forwarded-for')
+  private forwardedFor(req: Req): string | undefined {
+    return this.setup.forwardedFor?.(req) ?? readHeader(req.headers, 'x-forwarded-for')
+  }
+
+  private checkForwarded(req: Req, field: string | undefined, trust: ProxyTrust): void {
     const entries = forwardedEntries(field)
     if (entries.length === 0) return
     const peer = this.setup.peerAddress?.(req)
@@ -85,6 +103,7 @@ export class ProxyWarnings<Req extends RequestLike> {
     const id = `${this.setup.framework}:${kind}`
     if (warned.has(id)) return
     warned.add(id)
+    generation++
     if (this.setup.report !== undefined) this.setup.report(kind, message)
     else this.logger.warn(message)
   }

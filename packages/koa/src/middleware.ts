@@ -5,6 +5,7 @@
  */
 import type { Decision } from '@sluice/core'
 import type {
+  HeaderList,
   HttpLimitOptions,
   HttpVerdict,
   LegacyHeaderNames,
@@ -49,6 +50,16 @@ function trustOf(ctx: Context): ProxyTrust {
 
 const PROXY_HINT = 'set app.proxy = true and app.maxIpsCount = 1 (one proxy hop).'
 
+/**
+ * A verdict's headers on Node's response, as `ctx.set(name, value)` sets a string value (none
+ * once the headers are sent), without the arrays Koa's `response.set` builds for every header.
+ */
+function setHeaders(ctx: Context, headers: HeaderList): void {
+  const res = ctx.res
+  if (res.headersSent) return
+  for (const [name, value] of headers) res.setHeader(name, value)
+}
+
 /** A rejection's message as text: the body's `message`, or the whole body as JSON. */
 function messageOf(body: unknown): string {
   const message = (body as { message?: unknown } | undefined)?.message
@@ -85,7 +96,7 @@ export function koaMiddleware(
         if (verdict.action === 'pass') return Promise.resolve(next())
         if (verdict.action === 'allow') {
           ctx.state.rateLimit = verdict.decision
-          for (const [name, value] of verdict.headers) ctx.set(name, value)
+          setHeaders(ctx, verdict.headers)
           return Promise.resolve(next())
         }
         // A rejection decided at once is answered at once, without apply's async frame.
@@ -107,11 +118,11 @@ export function koaMiddleware(
     if (verdict.action === 'pass') return next()
     ctx.state.rateLimit = verdict.decision
     if (verdict.action === 'allow') {
-      for (const [name, value] of verdict.headers) ctx.set(name, value)
+      setHeaders(ctx, verdict.headers)
       return next()
     }
     if (verdict.reason === 'limited' && handler !== undefined) {
-      for (const [name, value] of verdict.headers) ctx.set(name, value)
+      setHeaders(ctx, verdict.headers)
       return handler(ctx, verdict.decision!)
     }
     if (throws) {
@@ -130,7 +141,7 @@ export function koaMiddleware(
    * would look up the type and serialize an object on every 429, more work than deciding it.
    */
   function refuse(ctx: Context, verdict: RejectVerdict): void {
-    for (const [name, value] of verdict.headers) ctx.set(name, value)
+    setHeaders(ctx, verdict.headers)
     ctx.status = verdict.status
     if (textBody) {
       ctx.body = messageOf(verdict.body)
