@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DurableObjectStore } from '@sluice/cloudflare'
 import { ConfigError } from '@sluice/core'
-import { bundleWorker, workerStatuses } from '@sluice/testkit'
+import { bundleWorker, wellInsideAMinute, workerStatuses } from '@sluice/testkit'
 import { Miniflare, type MiniflareOptions } from 'miniflare'
 
 // The Worker example (examples/cloudflare-worker: @sluice/fetch, 20 a minute per address, in
@@ -55,16 +55,6 @@ function twoWorkers(persist?: string): MiniflareOptions {
 }
 
 const count = (list: number[], status: number) => list.filter((s) => s === status).length
-
-/**
- * The example's sliding window weighs the previous minute by what is left of it, so a count
- * that runs across a minute's edge sees fewer of its earlier requests. The exact counts below
- * hold within one minute: start them with at least 20 s of it left.
- */
-async function wellInsideAMinute(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000)
-  if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 100))
-}
 
 test('the example declares the binding the tests use', () => {
   expect(wrangler()).toEqual({

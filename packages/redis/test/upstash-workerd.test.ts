@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import {
   bundleWorker,
   upstashUnderTest,
+  wellInsideAMinute,
   workerStatuses,
   type UpstashUnderTest,
 } from '@sluice/testkit'
@@ -37,6 +38,7 @@ afterAll(async () => {
 })
 
 test('two Workers on one Upstash endpoint admit exactly the limit of one client', async () => {
+  await wellInsideAMinute()
   const [a, b] = await Promise.all([
     workerStatuses(mf, 'edge-a', '203.0.113.7', 30),
     workerStatuses(mf, 'edge-b', '203.0.113.7', 30),
@@ -45,4 +47,4 @@ test('two Workers on one Upstash endpoint admit exactly the limit of one client'
   expect([all.filter((s) => s === 200).length, all.filter((s) => s === 429).length]).toEqual([
     20, 40,
   ])
-})
+}, 60_000)
