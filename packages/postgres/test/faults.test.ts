@@ -11,6 +11,7 @@ import { PostgresStore } from '@sluice/postgres'
 import {
   latenciesWhileHung,
   startPostgres,
+  storeReached,
   storeSettled,
   type PostgresServer,
 } from '@sluice/testkit'
@@ -62,15 +63,6 @@ async function remainingAfterSettling(store: PostgresStore, limiter: Limiter, ke
   return limiter.peek(key)
 }
 
-/**
- * Opens the pool's first connection (on another key) before a test counts: on a busy machine
- * connecting can take longer than TIMEOUT_MS, and a first charge answered by onStoreError
- * would leave the exact counts below one off.
- */
-async function connected(limiter: Limiter, key: string): Promise<void> {
-  for (let i = 0; i < 20 && (await limiter.peek(`${key}:warm`)).degraded; i++) await delay(50)
-}
-
 /** Admitted by the store itself (not answered by onStoreError). */
 const admittedByStore = (decisions: Decision[]) =>
   decisions.filter((d) => d.allowed && !d.degraded).length
@@ -78,7 +70,7 @@ const admittedByStore = (decisions: Decision[]) =>
 test('requests denied during a pause are not charged when Postgres resumes (exact count)', async () => {
   const { pool, store, limiter } = setUp()
   const key = `pause:${Date.now()}`
-  await connected(limiter, key)
+  await storeReached(limiter, key)
   expect(await pattern(limiter, key, 2)).toBe('YY')
 
   server.pause()
@@ -123,7 +115,7 @@ describe.each([false, true])('database clock, local tier %s', (tiered) => {
         logger: { warn: () => undefined },
       })
       const key = `late:${algorithm}:${String(tiered)}:${Date.now()}`
-      await connected(limiter, key)
+      await storeReached(limiter, key)
       expect(await pattern(limiter, key, 3)).toBe('YYY')
       server.pause()
       const during = await Promise.all(Array.from({ length: 6 }, () => limiter.consume(key)))
@@ -192,7 +184,7 @@ test('connections killed with pg_terminate_backend mid-traffic: exact count afte
 test('a pool exhausted by the app: answered by onStoreError in time, nothing charged later', async () => {
   const { pool, store, limiter } = setUp(2)
   const key = `exhausted:${Date.now()}`
-  await connected(limiter, key)
+  await storeReached(limiter, key)
   expect(await pattern(limiter, key, 1)).toBe('Y')
   const held = [await pool.connect(), await pool.connect()]
   const started = Date.now()
