@@ -72,27 +72,37 @@ export function transition(
   if ((op === 'consume' || op === 'peek') && isBlocked) {
     return { ...result, outcomes: blocked(policies, (until as number) - now) }
   }
-  const vectors = policies.map((p, i) => states[i]?.s.slice() ?? emptyState(p))
-  const write = (i: number): void => {
-    const policy = policies[i]
-    const expires = algorithmOf(policy).expiresAt(vectors[i], 0, policy)
-    const id = stateId(call, i, policy)
-    if (expires > now) result.put.set(id, { s: vectors[i], e: expires })
-    else result.remove.push(id)
+  // Policies whose state ids repeat share one state, as on every store: each acts on it in turn.
+  const ids = policies.map((p, i) => stateId(call, i, p))
+  const shared = new Map<string, number[]>()
+  const vectors = policies.map((p, i) => {
+    let vector = shared.get(ids[i])
+    if (vector === undefined) {
+      vector = states[i]?.s.slice() ?? emptyState(p)
+      shared.set(ids[i], vector)
+    }
+    return vector
+  })
+  // Each state once, after every policy has acted on it (a refund writes only states it read).
+  const writeAll = (readOnly = false): void => {
+    policies.forEach((policy, i) => {
+      if (readOnly && states[i] === undefined) return
+      if (result.put.has(ids[i]) || result.remove.includes(ids[i])) return
+      const expires = algorithmOf(policy).expiresAt(vectors[i], 0, policy)
+      if (expires > now) result.put.set(ids[i], { s: vectors[i], e: expires })
+      else result.remove.push(ids[i])
+    })
   }
   if (op === 'refund') {
     policies.forEach((p, i) => {
-      if (states[i] === undefined) return
-      algorithmOf(p).refund(vectors[i], 0, now, p, cost, call.at)
-      write(i)
+      if (states[i] !== undefined) algorithmOf(p).refund(vectors[i], 0, now, p, cost, call.at)
     })
+    writeAll(true)
     return result
   }
   if (op === 'penalize') {
-    policies.forEach((p, i) => {
-      algorithmOf(p).penalize(vectors[i], 0, now, p, cost)
-      write(i)
-    })
+    policies.forEach((p, i) => algorithmOf(p).penalize(vectors[i], 0, now, p, cost))
+    writeAll()
     return result
   }
   for (let i = 0; i < policies.length; i++) {
@@ -101,10 +111,8 @@ export function transition(
     result.outcomes.push(out)
   }
   if (op === 'peek' || cost === 0 || result.outcomes.some((o) => !o.allowed)) return result
-  policies.forEach((p, i) => {
-    algorithmOf(p).apply(vectors[i], 0, now, p, cost)
-    write(i)
-  })
+  policies.forEach((p, i) => algorithmOf(p).apply(vectors[i], 0, now, p, cost))
+  writeAll()
   return result
 }
 

@@ -42,5 +42,25 @@ export function registerAllOrNothingCases(ctx: ConformanceContext): void {
         expect(after.outcomes[0].remaining).toBe(3)
       })
     }
+    for (const algorithm of supported) {
+      test(`two limits with one id share one state: each takes the cost (${algorithm})`, async () => {
+        const key = freshKey()
+        const now = 3_000_000
+        const twins = policiesOf(
+          { algorithm, limit: 4, window: 60_000 },
+          { algorithm, limit: 4, window: 60_000 },
+        )
+        expect(twins[0].id).toBe(twins[1].id)
+        const allowed = async (): Promise<boolean[]> =>
+          (await ctx.store.consume({ key, policies: twins, cost: 1, now })).outcomes.map(
+            (o) => o.allowed,
+          )
+        expect(await allowed()).toEqual([true, true])
+        const look = await ctx.store.peek({ key, policies: twins, cost: 0, now })
+        expect(look.outcomes.map((o) => o.remaining)).toEqual([2, 2])
+        expect(await allowed()).toEqual([true, true])
+        expect(await allowed()).toEqual([false, false])
+      })
+    }
   }
 }
