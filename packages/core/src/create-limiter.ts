@@ -3,7 +3,6 @@
  * composed from the pieces in limiter/ (settings, observation, the in-process hot path, wait and
  * the key operations). The Limiter contract itself is limiter/types.ts.
  */
-import { isPromise } from './promise'
 import type { Decision } from './decision'
 import type { ConsumeOptions, LimiterOptions } from './options'
 import type { Policy } from './policy'
@@ -101,10 +100,17 @@ export function buildLimiter(options: LimiterOptions): {
 
   const decideNow = inProcessDecide(settings, observation, decide)
 
-  /** decideNow as a promise: what `consume` returns. */
+  /**
+   * decideNow as a promise: what `consume` returns. The `then` test is written here rather than
+   * through isPromise: this site's own type feedback sees the decision's class alone, so V8
+   * knows it has no `then` and fulfils the promise directly; through the shared helper it looked
+   * `then` up along the prototype chain on every decision (a fifth of a hot-key decision).
+   */
   function decideNowAsPromise(key: string, cost: number): Promise<Decision> {
     const decision = decideNow!(key, cost)
-    return isPromise(decision) ? decision : Promise.resolve(decision)
+    return typeof (decision as { then?: unknown }).then === 'function'
+      ? (decision as Promise<Decision>)
+      : Promise.resolve(decision)
   }
 
   /** A consume through the store's promise: decide's, named for the two callers below. */
