@@ -54,6 +54,52 @@ describe('MemoryStore', () => {
     )
   })
 
+  test('keys of every shape keep their own counts through churn (in the row, or listed beside)', async () => {
+    // Up to 15 characters below U+0100 are held in the row; the rest are listed apart.
+    const shapes = [
+      '',
+      '\u0000',
+      'a',
+      'a'.repeat(15),
+      'a'.repeat(16),
+      'ÿ'.repeat(15),
+      '€',
+      'x'.repeat(14) + '€',
+      'user:' + '9'.repeat(40),
+      'user:' + '9'.repeat(41),
+      '\u0000\u0001b',
+      'b',
+    ]
+    const churn = fc.array(fc.tuple(fc.integer({ min: 0, max: shapes.length - 1 }), fc.boolean()), {
+      minLength: 1,
+      maxLength: 150,
+    })
+    await fc.assert(
+      fc.asyncProperty(churn, fc.integer({ min: 1, max: 8 }), async (requests, maxKeys) => {
+        const store = new MemoryStore({ maxKeys })
+        const limiter = hourlyLimiter(store, 1000)
+        const used = new Map<string, number>()
+        for (const [n, reset] of requests) {
+          const key = shapes[n]
+          if (reset) {
+            await limiter.reset(key)
+            used.delete(key)
+            continue
+          }
+          const count = (used.get(key) ?? 0) + 1
+          used.delete(key)
+          used.set(key, count)
+          if (used.size > maxKeys) used.delete(used.keys().next().value as string)
+          // A copy of the key, so that no answer comes from the same string object.
+          expect((await limiter.consume([key].join(''))).remaining).toBe(1000 - count)
+          expect(store.size()).toBe(used.size)
+        }
+        await store.close()
+      }),
+      { numRuns: 200 },
+    )
+  })
+
   test('a key asked again and again is never answered from a row that no longer holds it', async () => {
     const store = new MemoryStore({ maxKeys: 1 })
     const limiter = hourlyLimiter(store, 3)
@@ -160,6 +206,27 @@ describe('MemoryStore', () => {
     clock.now = 1000 // the entry at 0 has left the window
     expect((await soft.consume('k')).allowed).toBe(true)
     expect((await hard.consume('k')).allowed).toBe(false)
+  })
+
+  test('rows widen with their keys, in the row or listed', async () => {
+    const store = new MemoryStore()
+    const keys = ['k', 'a'.repeat(30), '€uro']
+    const limiter = (soft: number) =>
+      createLimiter({
+        algorithm: 'sliding-log',
+        limit: 2,
+        window: 1000,
+        store,
+        clock: () => 0,
+        ...(soft > 0 ? { throttle: { soft } } : {}),
+      })
+    const hard = limiter(0)
+    for (const key of keys) await hard.consume(key)
+    const soft = limiter(2)
+    for (const key of keys) expect((await soft.peek(key)).remaining).toBe(1)
+    for (const key of keys) await soft.consume(key)
+    for (const key of keys) expect((await hard.peek(key)).remaining).toBe(0)
+    expect(store.size()).toBe(3)
   })
 
   test('does not keep the process alive', () => {

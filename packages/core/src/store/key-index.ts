@@ -1,6 +1,6 @@
 /**
  * Owns the memory store's key index: keys to rows, by open addressing over a seeded hash, with
- * an overflow map for keys that probe too far.
+ * an overflow map for keys that probe too far. The keys themselves stay in the rows (RowKeys).
  */
 /** A key's 32-bit hash; seeded, so that which keys collide differs from process to process. */
 export type KeyHash = (key: string, seed: number) => number
@@ -17,6 +17,35 @@ export const hashKey: KeyHash = (key, seed) => {
   return hash ^ (hash >>> 13)
 }
 
+/**
+ * hashKey over `length` character codes stored from `from` (a row's key field), without
+ * building the string; undefined when `hash` is another function.
+ */
+export function hashCodes(
+  hash: KeyHash,
+  codes: Uint8Array,
+  from: number,
+  length: number,
+  seed: number,
+): number | undefined {
+  if (hash !== hashKey) return undefined
+  let h = seed ^ length
+  for (let i = from; i < from + length; i++) h = Math.imul(h ^ codes[i], 0x01000193)
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  return h ^ (h >>> 13)
+}
+
+/** Where the index reads the keys of its rows: it keeps no copy of them. */
+export interface RowKeys {
+  /** Whether row `row` holds `key`. */
+  holds(row: number, key: string): boolean
+  /** The key of row `row`. */
+  keyAt(row: number): string
+  /** `hash(keyAt(row), seed)`, computed without building the key where it can be. */
+  hashAt(row: number, hash: KeyHash, seed: number): number
+}
+
 const EMPTY = -1
 /** The answer for a key the index does not hold. */
 export const ABSENT = -1
@@ -26,11 +55,11 @@ const FIRST_SLOTS = 2048
 
 /**
  * Key -> row of one policy table. Open addressing with linear probing over one Int32Array of
- * (hash, row) pairs, at most half full, so a lookup usually reads one cache line and then the
- * key itself. Why not a `Map`: on a million keys built per request (as a server builds them),
- * V8's `Map.get` took about twice as long (a fresh string's hash is computed either way, then
- * the Map walks a bucket chain spread over its entries), and it holds about 29 bytes per key
- * where this holds 16-32.
+ * rows, at most half full: a lookup compares the key with the row's own (RowKeys), and a slot
+ * costs 4 bytes, 8-16 per key. Why not a `Map`: on a million keys built per request (as a
+ * server builds them), V8's `Map.get` took about twice as long (a fresh string's hash is
+ * computed either way, then the Map walks a bucket chain spread over its entries), and it
+ * holds about 29 bytes per key and a pointer to a key string.
  *
  * Keys are attacker-chosen (IPs, tokens), so the hash is seeded per index, and a key whose
  * probe would pass MAX_PROBE slots goes to a `Map` instead: however keys collide, a lookup
@@ -39,41 +68,22 @@ const FIRST_SLOTS = 2048
 export class KeyIndex {
   /** Keys that hold a row: count in the slots plus the overflow map. */
   size = 0
-  /** (hash, row) per slot; row EMPTY when free. */
-  private slots = new Int32Array(FIRST_SLOTS * 2).fill(EMPTY)
+  /** The row of each slot; EMPTY when free. */
+  private slots = new Int32Array(FIRST_SLOTS).fill(EMPTY)
   private mask = FIRST_SLOTS - 1
   /** Keys in the slots, not counting the overflow. */
   private inSlots = 0
   private overflow: Map<string, number> | undefined
-  /** row -> key, for comparing keys and for finding a row's slot again. */
-  private keys: string[]
   private readonly seed: number
   /** The last key a lookup missed and its hash: an insert usually follows with the same key. */
   private missedKey: string | undefined
   private missedHash = 0
 
   constructor(
-    rows: number,
+    private readonly keys: RowKeys,
     private readonly hash: KeyHash = hashKey,
   ) {
-    this.keys = new Array<string>(rows)
     this.seed = globalThis.crypto.getRandomValues(new Int32Array(1))[0]
-  }
-
-  /** The key of a row the index holds. */
-  keyAt(row: number): string {
-    return this.keys[row]
-  }
-
-  /**
-   * Room for rows below `rows` (the table grew by a segment). The key list doubles when it must
-   * grow, so a table that grows a segment at a time copies it O(1) times per row.
-   */
-  reserveRows(rows: number): void {
-    if (rows <= this.keys.length) return
-    const keys = new Array<string>(Math.max(rows, this.keys.length * 2))
-    for (let row = 0; row < this.keys.length; row++) keys[row] = this.keys[row]
-    this.keys = keys
   }
 
   /** The key's row, or ABSENT. */
@@ -83,9 +93,9 @@ export class KeyIndex {
     const mask = this.mask
     let slot = hash & mask
     for (let probe = 0; probe < MAX_PROBE; probe++) {
-      const row = slots[slot * 2 + 1]
+      const row = slots[slot]
       if (row === EMPTY) break
-      if (slots[slot * 2] === hash && this.keys[row] === key) return row
+      if (this.keys.holds(row, key)) return row
       slot = (slot + 1) & mask
     }
     if (this.overflow !== undefined) {
@@ -97,11 +107,10 @@ export class KeyIndex {
     return ABSENT
   }
 
-  /** Records key -> row; the key must be absent and the row free. */
+  /** Records key -> row; the key must be absent, and already in the row. */
   add(key: string, row: number): void {
     const hash = key === this.missedKey ? this.missedHash : this.hash(key, this.seed)
     this.missedKey = undefined
-    this.keys[row] = key
     this.size++
     if (!this.place(hash, row)) {
       this.overflow ??= new Map()
@@ -112,35 +121,32 @@ export class KeyIndex {
     if (this.inSlots * 2 > this.mask + 1) this.resize()
   }
 
-  /** Forgets the key of `row`. */
+  /** Forgets the key of `row`; the row must still hold it. */
   remove(row: number): void {
-    const key = this.keys[row]
-    this.keys[row] = ''
     this.size--
     const slots = this.slots
     const mask = this.mask
-    let slot = this.hash(key, this.seed) & mask
+    let slot = this.keys.hashAt(row, this.hash, this.seed) & mask
     for (let probe = 0; probe < MAX_PROBE; probe++) {
-      if (slots[slot * 2 + 1] === row) {
+      if (slots[slot] === row) {
         this.inSlots--
         this.closeGap(slot)
         return
       }
-      if (slots[slot * 2 + 1] === EMPTY) break
+      if (slots[slot] === EMPTY) break
       slot = (slot + 1) & mask
     }
-    this.overflow?.delete(key)
+    this.overflow?.delete(this.keys.keyAt(row))
   }
 
-  /** Puts (hash, row) in the first free slot within MAX_PROBE of its home; false if none. */
+  /** Puts the row in the first free slot within MAX_PROBE of its home; false if none. */
   private place(hash: number, row: number): boolean {
     const slots = this.slots
     const mask = this.mask
     let slot = hash & mask
     for (let probe = 0; probe < MAX_PROBE; probe++) {
-      if (slots[slot * 2 + 1] === EMPTY) {
-        slots[slot * 2] = hash
-        slots[slot * 2 + 1] = row
+      if (slots[slot] === EMPTY) {
+        slots[slot] = row
         return true
       }
       slot = (slot + 1) & mask
@@ -159,30 +165,29 @@ export class KeyIndex {
     let slot = gap
     for (;;) {
       slot = (slot + 1) & mask
-      const row = slots[slot * 2 + 1]
+      const row = slots[slot]
       if (row === EMPTY) break
-      const home = slots[slot * 2] & mask
+      const home = this.keys.hashAt(row, this.hash, this.seed) & mask
       if (((slot - home) & mask) >= ((slot - gap) & mask)) {
-        slots[gap * 2] = slots[slot * 2]
-        slots[gap * 2 + 1] = row
+        slots[gap] = row
         gap = slot
       }
     }
-    slots[gap * 2 + 1] = EMPTY
+    slots[gap] = EMPTY
   }
 
   /** Twice the slots; overflowed keys get another chance at a slot of their own. */
   private resize(): void {
     const old = this.slots
     const count = (this.mask + 1) * 2
-    this.slots = new Int32Array(count * 2).fill(EMPTY)
+    this.slots = new Int32Array(count).fill(EMPTY)
     this.mask = count - 1
     this.inSlots = 0
-    for (let slot = 0; slot < old.length; slot += 2) {
-      const row = old[slot + 1]
+    for (let slot = 0; slot < old.length; slot++) {
+      const row = old[slot]
       if (row === EMPTY) continue
-      if (this.place(old[slot], row)) this.inSlots++
-      else (this.overflow ??= new Map()).set(this.keys[row], row)
+      if (this.place(this.keys.hashAt(row, this.hash, this.seed), row)) this.inSlots++
+      else (this.overflow ??= new Map()).set(this.keys.keyAt(row), row)
     }
     const overflow = this.overflow
     if (overflow === undefined) return

@@ -4,7 +4,16 @@
  */
 import type { Algorithm } from '../algorithms'
 import type { Policy } from '../policy'
-import { ABSENT, KeyIndex } from './key-index'
+import { ABSENT, KeyIndex, type KeyHash, type RowKeys } from './key-index'
+import {
+  hashHeldKey,
+  holdsKey,
+  KEY_FIELD_BYTES,
+  ListedKeys,
+  readKey,
+  releaseKey,
+  writeKey,
+} from './row-keys'
 
 /** The state bytes the tables of one store may allocate together (`maxBytes`). */
 export class ByteBudget {
@@ -20,23 +29,29 @@ export class ByteBudget {
 export const NONE = ABSENT
 /** Bytes of one segment of a policy's table, at most (a wider row gets a segment of its own). */
 const SEGMENT_BYTES = 256 * 1024
+/** Doubles of a row after its state: the LRU links, then the key field. */
+const TAIL = 1 + KEY_FIELD_BYTES / 8
 
 /**
- * The keys of one policy, no object per key: row `r` holds the state's slots as doubles, then
- * its LRU links as two int32 (the next newer and the next older row, NONE at the ends) in the
- * last double's place. A key's state and links share a cache line or two, so a decision on a
- * cold key waits for memory once there rather than once per array.
+ * The keys of one policy, no object and no string per key: row `r` holds the state's slots as
+ * doubles, then its LRU links as two int32 (the next newer and the next older row, NONE at the
+ * ends) in one double's place, then the key itself in 16 bytes (row-keys.ts). A key's state,
+ * links and key share a cache line or two, so a decision on a cold key waits for memory once
+ * there rather than once per array.
  *
  * Rows live in segments of a fixed number of rows (a power of two, up to SEGMENT_BYTES each),
  * one ArrayBuffer per segment: the table grows by a segment, and nothing is copied. A buffer
  * that doubled by copying kept the old one alive during the copy (and until a collection after
  * it), twice `maxBytes` at the peak; segments keep every moment within the budget.
  */
-export class PolicyTable {
+export class PolicyTable implements RowKeys {
   private readonly index: KeyIndex
-  /** The state of each segment (`vectorOf`), and the same buffer as int32 for the links. */
+  /** The state of each segment (`vectorOf`), and the same buffer as int32 and as bytes. */
   private states: Float64Array[] = []
   private links: Int32Array[] = []
+  private bytes: Uint8Array[] = []
+  /** Keys that do not fit a row's field. */
+  private readonly listed = new ListedKeys()
   /** Rows per segment: 2^shift. */
   private readonly shift: number
   private readonly mask: number
@@ -44,10 +59,12 @@ export class PolicyTable {
   private capacity = 0
   /** The most recently used row (NONE when empty); a hot key's row is usually this one. */
   private newest = NONE
+  /** The key of the newest row, while known: a hot key is found by one string comparison. */
+  private newestKey: string | undefined
   private oldest = NONE
   /** State slots per row. */
   slots: number
-  /** Doubles per row: the slots, then the links. */
+  /** Doubles per row: the slots, then the links and the key. */
   stride: number
 
   constructor(
@@ -57,13 +74,13 @@ export class PolicyTable {
     private readonly budget: ByteBudget,
   ) {
     this.slots = slots
-    this.stride = slots + 1
+    this.stride = slots + TAIL
     // A sliding-log row holds `limit` timestamps: a large limit gets small segments, so it
     // never reserves much before the keys come.
     const rows = Math.max(1, Math.min(1024, maxKeys, Math.floor(SEGMENT_BYTES / (this.stride * 8))))
     this.shift = 31 - Math.clz32(rows)
     this.mask = (1 << this.shift) - 1
-    this.index = new KeyIndex(1 << this.shift)
+    this.index = new KeyIndex(this)
     // The first segment, even past maxBytes: a limit must be able to hold one key.
     this.addSegment(Math.max(1, Math.min(1 << this.shift, this.roomRows())))
   }
@@ -95,13 +112,13 @@ export class PolicyTable {
     const buffer = new ArrayBuffer(bytes)
     this.states.push(new Float64Array(buffer))
     this.links.push(new Int32Array(buffer))
+    this.bytes.push(new Uint8Array(buffer))
     this.capacity += rows
-    this.index.reserveRows(this.capacity)
   }
 
   /** Sliding-log state grows with the limit; a soft or elastic allowance may need wider rows. */
   widen(slots: number): void {
-    const stride = slots + 1
+    const stride = slots + TAIL
     // Wider rows are needed to decide at all: they are allocated even past maxBytes. One
     // segment is copied at a time.
     this.budget.allocated += this.capacity * (stride - this.stride) * 8
@@ -114,10 +131,12 @@ export class PolicyTable {
         const from = row * this.stride * 8
         const to = row * stride * 8
         bytes.set(old.subarray(from, from + this.slots * 8), to) // the state; new slots stay 0
-        bytes.set(old.subarray(from + this.slots * 8, from + this.stride * 8), to + slots * 8) // links
+        // The links and the key.
+        bytes.set(old.subarray(from + this.slots * 8, from + this.stride * 8), to + slots * 8)
       }
       this.states[k] = new Float64Array(buffer)
       this.links[k] = new Int32Array(buffer)
+      this.bytes[k] = bytes
     }
     this.slots = slots
     this.stride = stride
@@ -126,10 +145,42 @@ export class PolicyTable {
   /** The key's row, touched as most recently used; NONE when absent. */
   find(key: string): number {
     // A hot key is usually the newest row: one string comparison instead of a hash.
-    if (this.newest !== NONE && this.index.keyAt(this.newest) === key) return this.newest
+    if (key === this.newestKey) return this.newest
     const row = this.index.find(key)
-    if (row !== NONE) this.touch(row)
+    if (row !== NONE) {
+      if (row !== this.newest) this.touch(row)
+      this.newestKey = key
+    }
     return row
+  }
+
+  holds(row: number, key: string): boolean {
+    return holdsKey(
+      this.bytes[row >>> this.shift],
+      this.linksOf(row),
+      this.keyField(row),
+      key,
+      this.listed,
+    )
+  }
+
+  keyAt(row: number): string {
+    return readKey(
+      this.bytes[row >>> this.shift],
+      this.linksOf(row),
+      this.keyField(row),
+      this.listed,
+    )
+  }
+
+  hashAt(row: number, hash: KeyHash, seed: number): number {
+    const bytes = this.bytes[row >>> this.shift]
+    return hashHeldKey(bytes, this.linksOf(row), this.keyField(row), this.listed, hash, seed)
+  }
+
+  /** Where row's key field starts, in bytes of its segment. */
+  private keyField(row: number): number {
+    return ((row & this.mask) * this.stride + this.slots + 1) * 8
   }
 
   /** The key's row without touching it; NONE when absent. */
@@ -150,13 +201,27 @@ export class PolicyTable {
     } else {
       row = this.oldest
       this.unlink(row)
-      this.index.remove(row)
+      this.forget(row)
     }
     const base = this.baseOf(row)
     this.vectorOf(row).fill(0, base, base + this.slots)
+    writeKey(
+      this.bytes[row >>> this.shift],
+      this.linksOf(row),
+      this.keyField(row),
+      key,
+      this.listed,
+    )
     this.index.add(key, row)
     this.linkNewest(row)
+    this.newestKey = key
     return row
+  }
+
+  /** Takes row's key out of the index, then out of the row. */
+  private forget(row: number): void {
+    this.index.remove(row)
+    releaseKey(this.bytes[row >>> this.shift], this.linksOf(row), this.keyField(row), this.listed)
   }
 
   delete(key: string): void {
@@ -165,7 +230,7 @@ export class PolicyTable {
   }
 
   private deleteRow(row: number): void {
-    this.index.remove(row)
+    this.forget(row)
     this.unlink(row)
     this.freeRows.push(row)
   }
@@ -227,7 +292,10 @@ export class PolicyTable {
     const newer = links[at]
     const older = links[at + 1]
     if (newer !== NONE) this.linksOf(newer)[this.link(newer) + 1] = older
-    else this.newest = older
+    else {
+      this.newest = older
+      this.newestKey = undefined
+    }
     if (older !== NONE) this.linksOf(older)[this.link(older)] = newer
     else this.oldest = newer
   }
