@@ -23,9 +23,9 @@ class KeyList implements RowKeys {
  * Runs the operations on a KeyIndex and on a Map side by side: every find must agree, and so
  * must the size. Rows come from a pool, as a table hands them out and takes them back.
  */
-function checkAgainstMap(hash: KeyHash, operations: readonly Operation[]): void {
+function checkAgainstMap(hash: KeyHash, operations: readonly Operation[], maxRows = ROWS): void {
   const rows = new KeyList()
-  const index = new KeyIndex(rows, hash)
+  const index = new KeyIndex(rows, maxRows, hash)
   const expected = new Map<string, number>()
   const free = Array.from({ length: ROWS }, (_, row) => ROWS - 1 - row)
   for (const operation of operations) {
@@ -94,6 +94,14 @@ describe('KeyIndex', () => {
     checkAgainstMap(hashKey, ops)
     // A hash with few values: most keys overflow, then find a slot when the index resizes.
     checkAgainstMap((key) => key.length, ops)
+  })
+
+  test('a slot keeps its row whatever room the row number leaves for the tag', () => {
+    const ops = Array.from({ length: 1500 }, (_, n) => ({ add: `k${n}` }))
+    const all: Operation[] = [...ops, ...ops.map(({ add }) => ({ find: add }))]
+    for (const maxRows of [ROWS, 2 ** 16, 2 ** 30, 2 ** 31, 2 ** 40]) {
+      checkAgainstMap(hashKey, all, maxRows)
+    }
   })
 
   test('the seeded hash spreads similar keys over the slots', () => {

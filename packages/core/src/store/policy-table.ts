@@ -80,7 +80,7 @@ export class PolicyTable implements RowKeys {
     const rows = Math.max(1, Math.min(1024, maxKeys, Math.floor(SEGMENT_BYTES / (this.stride * 8))))
     this.shift = 31 - Math.clz32(rows)
     this.mask = (1 << this.shift) - 1
-    this.index = new KeyIndex(this)
+    this.index = new KeyIndex(this, maxKeys)
     // The first segment, even past maxBytes: a limit must be able to hold one key.
     this.addSegment(Math.max(1, Math.min(1 << this.shift, this.roomRows())))
   }
