@@ -28,11 +28,13 @@ export interface MemoryStoreOptions {
   sweepIntervalMs?: number
   /**
    * Most bytes of state the store allocates, over all its limits: each key's row of 8-byte
-   * numbers (a sliding-log row holds one per admitted request of the window). Past it, a limit
-   * that needs room forgets its least recently used key instead of growing. Key strings and
-   * the key index come on top (bench:core measures ~81 B of heap per fixed-window key such as
-   * `user:123456`, of which its row is 24 B). Rows are added in segments of at most 256 kB and
-   * never copied, so the bound holds at every moment, while the store grows too.
+   * numbers (a sliding-log row holds one per admitted request of the window) with its LRU links
+   * and the key itself (up to 15 characters below U+0100; a longer key is kept as a string
+   * beside the rows, on top). Past it, a limit that needs room forgets its least recently used
+   * key instead of growing. The key index comes on top (bench:core measures ~49 B of heap per
+   * fixed-window key such as `user:123456`, of which its row is 40 B). Rows are added in
+   * segments of at most 256 kB and never copied, so the bound holds at every moment, while the
+   * store grows too.
    * @default 1 GiB (2^30)
    */
   maxBytes?: number
@@ -50,7 +52,8 @@ function stateKey(key: string, keys: readonly string[] | undefined, i: number): 
 
 /**
  * The embedded store: in-process, bounded (`maxKeys` per limit, least recently used first
- * out), O(1) per decision, compact (one Float64Array row per key, no object per key).
+ * out), O(1) per decision, compact (one row per key in a typed array, key included: no
+ * object and no string per key).
  * Every call is atomic because it runs to completion on the event loop.
  */
 export class MemoryStore implements Store {
