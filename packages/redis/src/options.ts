@@ -53,11 +53,12 @@ export interface RedisStoreOptions {
    */
   blockCache?: BlockCacheOptions | false
   /**
-   * Most single-policy configurations (algorithm, limit, window, burst, precision) that get a
-   * Lua script of their own, with the policy written into it as constants, so a call sends only
-   * the key (and what differs from the defaults: cost, time, ...). Redis keeps every script
-   * loaded until SCRIPT FLUSH or a restart, hence the bound; past it, and for limiters with
-   * several limits, the shared scripts take the policy as arguments. `0` turns them off.
+   * Most configurations that get a Lua script of their own, with the policies written into it
+   * as constants, so a call sends only the keys (and what differs from the defaults: cost, time,
+   * ...): a single policy's (algorithm, limit, window, burst, precision), or a limiter's several
+   * policies (2 to 8, none a sliding-log), one script for them all. Redis keeps every script
+   * loaded until SCRIPT FLUSH or a restart, hence the bound; past it the shared scripts take the
+   * policies as arguments. `0` turns them off.
    * @default 100
    */
   policyScripts?: number
@@ -179,7 +180,7 @@ export const REDIS_OPTIONS = declareOptions<RedisStoreOptions>('RedisStore', {
     check: checkBlockCache,
   },
   policyScripts: {
-    doc: 'most single-policy configurations with a Lua script of their own',
+    doc: 'most configurations (one policy, or a limiter of several) with a Lua script of their own',
     default: 100,
     orNull: true,
     check: (count, name) => checkInteger(count as number, name, 0),
