@@ -135,6 +135,20 @@ describe('several policies on a real Redis', () => {
     })
   }
 
+  test('two sliding windows of other precisions (a field table each, and none past 30)', async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client: connect(), blockCache: false }),
+      limits: [
+        { name: 'fine', algorithm: 'sliding-window', limit: 3, window: '1h', precision: 60 },
+        { name: 'coarse', algorithm: 'sliding-window', limit: 5, window: '1h', precision: 4 },
+      ],
+    })
+    const made = []
+    for (let i = 0; i < 5; i++) made.push(await limiter.consume('precisions'))
+    expect(made.map((r) => r.allowed)).toEqual([true, true, true, false, false])
+    expect((await limiter.peek('precisions')).policies.map((p) => p.remaining)).toEqual([0, 2])
+  })
+
   test(`MAX_SEVERAL policies of every variant with steps in one script`, async () => {
     const algorithms = ['gcra', 'sliding-window', 'fixed-window', 'token-bucket'] as const
     const limits = Array.from({ length: MAX_SEVERAL }, (_, i) => ({
