@@ -90,6 +90,10 @@ export interface Plan {
   readonly wide: boolean
 }
 
+/** What a policy's script writes in: its code and numbers. */
+const configOf = (p: Policy): string =>
+  `${policyCode(p)}/${p.limit}/${p.windowMs}/${p.burst}/${p.precision}`
+
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
 export class Planner {
   private readonly plans = new WeakMap<readonly Policy[], Plan>()
@@ -108,7 +112,7 @@ export class Planner {
    * (but sliding-log): the shared flat script of its algorithm alone, and its own batch form.
    */
   private policyScript(policy: Policy): PolicyScript | undefined {
-    const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
+    const config = configOf(policy)
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
@@ -142,9 +146,7 @@ export class Planner {
     policies: readonly Policy[],
     layout: Route['layout'],
   ): PolicyScript | undefined {
-    const config = policies
-      .map((p) => `${policyCode(p)}/${p.limit}/${p.windowMs}/${p.burst}/${p.precision}`)
-      .join('|')
+    const config = policies.map(configOf).join('|')
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const slack = Number(this.toleranceMs)

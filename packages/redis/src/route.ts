@@ -23,9 +23,9 @@
  * `flat`: the policy's flat script (its own, baked, while the store makes those; else the
  * shared `<algorithm>:1` or `:packed`); for several, the plan's own flat script of them all
  * (lua/flat/several.ts), made while the store makes per-policy scripts, else the plan takes
- * its route of any other operation for every one (plan.ts); `generic`: the generic script of the policies'
- * algorithms (`packed` on the packed layout); `cas`: core's transitions in this process,
- * read and written by compare-and-set (cas/runner.ts). Layouts: `keys`, a key per state;
+ * its route of any other operation for every one (plan.ts); `generic`: the generic script of
+ * the policies' algorithms (`packed` on the packed layout); `cas`: core's transitions in this
+ * process, read and written by compare-and-set (cas/runner.ts). Layouts: `keys`, a key per state;
  * `packed`, fields of shared hashes (a log keeps keys of its own: no field holds a sorted set);
  * `wide`, keys of their own ending in `:v`, holding core's state vector as text (the `wide`
  * script: lua/wide.ts, the wide meters' limbs modules beside the pairs' own). A consume

@@ -56,7 +56,8 @@ function inputs(shape: SeveralShape): string {
 local now = tonumber(ARGV[2])
 `
   } else {
-    // The packed layout's fields come first: the rest are optional, sent up to the last that is not its default.
+    // The packed layout's fields come first: the rest are optional, each sent only up to the
+    // last that is not its default (pushOwnArgs in script-args.ts).
     const a = packed ? n + 1 : 0
     own = `local bkey, extra, op = KEYS[${n + 1}] or ${BLOCK_KEY}, ARGV[${a + 1}] or '', ARGV[${a + 2}] or 'c'
 local now = tonumber(ARGV[${a + 3}])
