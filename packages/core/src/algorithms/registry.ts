@@ -72,6 +72,11 @@ export interface AlgorithmRow {
   readonly shapes?: boolean
   /** See LeaseBoundary; absent when a lease may be spent at any time. */
   readonly leaseBoundary?: LeaseBoundary
+  /**
+   * Its state is one count per key and window, reset when the window ends: a store that can only
+   * increment a key's count (a peer library's `increment` store) runs it. @default false
+   */
+  readonly oneCount?: boolean
   /** Its transitions. */
   readonly narrow: Algorithm
   /** Its transitions for wide policies (isWide), where they differ from `narrow`. */
@@ -105,6 +110,7 @@ export const REGISTRY = [
     reply: 'window',
     takes: ['anchor'],
     leaseBoundary: 'window',
+    oneCount: true,
     narrow: fixedWindow,
     lua: fixedWindowLua,
     firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
@@ -194,6 +200,11 @@ export const DEFAULT_ALGORITHM: AlgorithmName = 'sliding-window'
 /** The names of the algorithms that take `option`, for a message. */
 export function namesTaking(option: AlgorithmOption): AlgorithmName[] {
   return ALGORITHM_NAMES.filter((name) => rowOf(name).takes.includes(option))
+}
+
+/** The names of the algorithms whose row passes `test`. */
+export function namesWhere(test: (row: AlgorithmRow) => boolean): AlgorithmName[] {
+  return ALGORITHM_NAMES.filter((name) => test(rowOf(name)))
 }
 
 /** The names of the algorithms in `family`. */
