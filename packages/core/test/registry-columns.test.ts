@@ -34,3 +34,12 @@ test('oneCount (what a peer increment store runs) is a counter kept as one pair'
   expect(oneCount.map((row) => row.name)).toEqual(['fixed-window'])
   for (const row of oneCount) expect([row.family, row.state]).toEqual(['counter', 'pair'])
 })
+
+test("each code has its own letter in RedisStore's short state keys", () => {
+  const letters = REGISTRY.flatMap((row) => [
+    row.letter,
+    ...('firstRequest' in row ? [row.firstRequest.letter] : []),
+  ])
+  expect(new Set(letters).size).toBe(letters.length)
+  for (const letter of letters) expect(letter).toMatch(/^[a-z]$/)
+})

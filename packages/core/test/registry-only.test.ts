@@ -23,6 +23,8 @@ function escape(text: string): string {
 }
 
 const WORD = `['"\`](?:${WORDS.map(escape).join('|')})['"\`]`
+/** A name or code as an object's key, quoted or bare (`fw: 'f'`). */
+const KEY = `(?:${WORD}|\\b(?:${WORDS.filter((word) => /^\w+$/.test(word)).join('|')}))`
 
 /** Ways code branches on (or tabulates) a name: a comparison, a case, a membership test, a key. */
 const BRANCHES = [
@@ -32,7 +34,7 @@ const BRANCHES = [
   new RegExp(`\\.(?:includes|indexOf|has)\\(\\s*${WORD}`),
   new RegExp(`\\[[^\\]]*${WORD}[^\\]]*\\]\\s*\\.(?:includes|indexOf|some)\\(`),
   new RegExp(`new Set\\(\\[[^\\]]*${WORD}`),
-  new RegExp(`(?:^|[{,])\\s*${WORD}\\s*:(?!:)`),
+  new RegExp(`(?:^|[{,])\\s*${KEY}\\s*:(?!:)`),
 ]
 
 /** The lines of `text` that branch on an algorithm's name; comment lines are prose. */
@@ -71,6 +73,7 @@ test('the scan finds a branch on a name, and lets a name as data pass', () => {
   expect(branchingLines("if (['gcra', 'token-bucket'].includes(a)) x()")).toHaveLength(1)
   expect(branchingLines("const codes = { 'leaky-bucket': 'lb' }")).toHaveLength(1)
   expect(branchingLines("if (code === 'sw') return")).toHaveLength(1)
+  expect(branchingLines("  fw: 'f',")).toHaveLength(1)
   expect(branchingLines("  return limit <= LOG_LIMIT ? 'sliding-log' : 'sliding-window'")).toEqual(
     [],
   )

@@ -63,6 +63,11 @@ export interface AlgorithmRow {
   readonly name: string
   /** Short code: in policy ids and in what stores send to their scripts. */
   readonly code: string
+  /**
+   * One letter for the code in RedisStore's short state keys (`g100/1s`): part of every key
+   * written, so a letter never changes once released.
+   */
+  readonly letter: string
   readonly family: AlgorithmFamily
   readonly state: StateShape
   readonly reply: ReplyShape
@@ -96,6 +101,7 @@ export interface AlgorithmRow {
   /** The variant anchored at each key's first request (LimitOptions.anchor), its own code. */
   readonly firstRequest?: {
     readonly code: string
+    readonly letter: string
     readonly narrow: Algorithm
     readonly lua: LuaFragments
   }
@@ -105,6 +111,7 @@ export const REGISTRY = [
   {
     name: 'fixed-window',
     code: 'fw',
+    letter: 'f',
     family: 'counter',
     state: 'pair',
     reply: 'window',
@@ -113,11 +120,17 @@ export const REGISTRY = [
     oneCount: true,
     narrow: fixedWindow,
     lua: fixedWindowLua,
-    firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
+    firstRequest: {
+      code: 'fk',
+      letter: 'k',
+      narrow: firstRequestWindow,
+      lua: firstRequestWindowLua,
+    },
   },
   {
     name: 'sliding-window',
     code: 'sw',
+    letter: 'w',
     family: 'counter',
     state: 'ring',
     reply: 'ring',
@@ -129,6 +142,7 @@ export const REGISTRY = [
   {
     name: 'sliding-log',
     code: 'sl',
+    letter: 's',
     family: 'log',
     state: 'log',
     reply: 'log',
@@ -139,6 +153,7 @@ export const REGISTRY = [
   {
     name: 'token-bucket',
     code: 'tb',
+    letter: 't',
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
@@ -152,6 +167,7 @@ export const REGISTRY = [
   {
     name: 'leaky-bucket',
     code: 'lb',
+    letter: 'l',
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
@@ -166,6 +182,7 @@ export const REGISTRY = [
   {
     name: 'gcra',
     code: 'gc',
+    letter: 'g',
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
