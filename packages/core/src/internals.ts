@@ -34,6 +34,7 @@ export {
   REGISTRY,
   ROWS,
   namesIn,
+  namesWhere,
   namesTaking,
   DEFAULT_ALGORITHM,
   listNames,
