@@ -5,6 +5,7 @@
 import {
   ConfigError,
   StoreError,
+  ROWS,
   type BlockCache,
   type Policy,
   type Store,
@@ -81,11 +82,11 @@ export class DurableObjectStore implements Store {
     return new DurableObjectStore({ ...options, namespace })
   }
 
-  /** sliding-log limits above MAX_LOG_LIMIT would not fit one storage value. */
+  /** A log (sliding-log) above MAX_LOG_LIMIT would not fit one storage value. */
   checkPolicy(policy: Policy): void {
-    if (policy.algorithm === 'sliding-log' && policy.limit > MAX_LOG_LIMIT) {
+    if (ROWS[policy.algorithm].state === 'log' && policy.limit > MAX_LOG_LIMIT) {
       throw new ConfigError(
-        `\`limit\` must be at most ${MAX_LOG_LIMIT} for sliding-log on DurableObjectStore (a Durable Object stores at most 128 KiB per value); got ${policy.limit}`,
+        `\`limit\` must be at most ${MAX_LOG_LIMIT} for ${policy.algorithm} on DurableObjectStore (a Durable Object stores at most 128 KiB per value); got ${policy.limit}`,
       )
     }
   }

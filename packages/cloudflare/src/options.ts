@@ -2,7 +2,15 @@
  * Owns DurableObjectStore's options: their documentation and defaults, checked and resolved
  * once.
  */
-import { BlockCache, ConfigError, invalidOption } from '@sluice/core/web'
+import {
+  BlockCache,
+  checkKnownOptions,
+  checkOneOf,
+  checkPositiveInteger,
+  ConfigError,
+  declareOptions,
+  invalidOption,
+} from '@sluice/core/web'
 
 /** An id of a Durable Object (Cloudflare's DurableObjectId). */
 export type DurableObjectIdLike = object
@@ -62,9 +70,71 @@ export interface DurableObjectSettings {
   readonly cache: BlockCache | undefined
 }
 
-const KNOWN = new Set(['namespace', 'objects', 'name', 'time', 'blockCache'])
+/** Throws unless `cache` is false or `{ maxKeys }` with a positive integer. */
+function checkBlockCache(cache: unknown, name: string): void {
+  if (cache === false) return
+  if (cache === null || typeof cache !== 'object')
+    invalidOption(name, cache, 'false or { maxKeys }')
+  checkKnownOptions(cache, ['maxKeys'], 'DurableObjectStore `blockCache`')
+  const { maxKeys } = cache as { maxKeys?: unknown }
+  if (maxKeys !== undefined) checkPositiveInteger(maxKeys, `${name}.maxKeys`)
+}
 
-/** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
+/**
+ * DurableObjectStore's options, declared once (in the order they are checked; `namespace` is
+ * checked right after, in words that name the binding). null takes the default, as it always
+ * has.
+ */
+export const DURABLE_OBJECT_OPTIONS = declareOptions<DurableObjectStoreOptions>(
+  'DurableObjectStore',
+  {
+    namespace: { doc: 'the namespace binding of SluiceLimiterObject, from env' },
+    objects: {
+      doc: 'objects the keys are spread over',
+      default: 32,
+      orNull: true,
+      check: checkPositiveInteger,
+    },
+    name: {
+      doc: "first part of every object's name",
+      default: 'sluice',
+      orNull: true,
+      check: (name, option) => {
+        if (typeof name !== 'string' || name === '') {
+          invalidOption(option, name, 'a non-empty string')
+        }
+      },
+    },
+    time: {
+      doc: "whose clock decides: 'object' (the Durable Object's) or 'client'",
+      default: 'object',
+      orNull: true,
+      check: (time, option) => checkOneOf(time, option, ['object', 'client']),
+    },
+    blockCache: {
+      doc: 'keys known to be over their limit answered in the isolate, or false',
+      default: {},
+      orNull: true,
+      check: checkBlockCache,
+    },
+  },
+)
+
+/** Whether `value` has the methods the store calls on a namespace. */
+function isNamespace(value: unknown): value is DurableObjectNamespaceLike {
+  const namespace = value as Partial<DurableObjectNamespaceLike> | null | undefined
+  return (
+    typeof namespace === 'object' &&
+    namespace !== null &&
+    typeof namespace.idFromName === 'function' &&
+    typeof namespace.get === 'function'
+  )
+}
+
+/**
+ * Checks every option (a ConfigError names the first bad one) and applies the defaults.
+ * `binding`: how an error names `namespace` (`env.<binding>` from fromEnv).
+ */
 export function resolveDurableObjectOptions(
   options: DurableObjectStoreOptions,
   binding = 'namespace',
@@ -72,41 +142,19 @@ export function resolveDurableObjectOptions(
   if (options === null || typeof options !== 'object') {
     invalidOption('options', options, 'an object')
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) throw new ConfigError(`unknown option \`${name}\` for DurableObjectStore`)
-  }
-  const namespace = options.namespace as Partial<DurableObjectNamespaceLike> | undefined
-  if (
-    namespace === null ||
-    typeof namespace !== 'object' ||
-    typeof namespace.idFromName !== 'function' ||
-    typeof namespace.get !== 'function'
-  ) {
+  const given = DURABLE_OBJECT_OPTIONS.resolve(options)
+  const namespace: unknown = given.namespace
+  if (!isNamespace(namespace)) {
     throw new ConfigError(
       `\`${binding}\` must be a Durable Object namespace binding (a [[durable_objects.bindings]] entry in wrangler.toml for class SluiceLimiterObject); got ${namespace === undefined ? 'undefined' : typeof namespace}`,
     )
   }
-  const objects = options.objects ?? 32
-  if (!Number.isSafeInteger(objects) || objects < 1) {
-    invalidOption('objects', objects, 'a positive integer')
-  }
-  const name = options.name ?? 'sluice'
-  if (typeof name !== 'string' || name === '') invalidOption('name', name, 'a non-empty string')
-  const time = options.time ?? 'object'
-  if (time !== 'object' && time !== 'client') invalidOption('time', time, "'object' or 'client'")
-  const cache = options.blockCache ?? {}
-  if (cache !== false && (cache === null || typeof cache !== 'object')) {
-    invalidOption('blockCache', cache, 'false or { maxKeys }')
-  }
-  const maxKeys = cache === false ? 0 : (cache.maxKeys ?? 10_000)
-  if (cache !== false && (!Number.isSafeInteger(maxKeys) || maxKeys < 1)) {
-    invalidOption('blockCache.maxKeys', maxKeys, 'a positive integer')
-  }
+  const cache = given.blockCache!
   return {
-    namespace: namespace as DurableObjectNamespaceLike,
-    objects,
-    name,
-    objectTime: time === 'object',
-    cache: cache === false ? undefined : new BlockCache(maxKeys),
+    namespace,
+    objects: given.objects!,
+    name: given.name!,
+    objectTime: given.time === 'object',
+    cache: cache === false ? undefined : new BlockCache(cache.maxKeys ?? 10_000),
   }
 }

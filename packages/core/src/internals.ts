@@ -34,6 +34,7 @@ export {
   REGISTRY,
   ROWS,
   namesIn,
+  namesWhere,
   namesTaking,
   DEFAULT_ALGORITHM,
   listNames,
@@ -42,7 +43,7 @@ export {
   type StateShape,
   type ReplyShape,
 } from './algorithms/registry'
-export type { LuaFragments, LuaFrame, WideLuaFragments } from './algorithms/lua'
+export type { FlatSteps, LuaFragments, LuaFrame, WideLuaFragments } from './algorithms/lua'
 export { LIMBS_LUA } from './algorithms/limbs.lua'
 export { invalidOption, describeValue, withoutStack } from './errors'
 export { isPromise } from './promise'

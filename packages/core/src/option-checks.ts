@@ -1,9 +1,14 @@
 /**
  * Owns the checks options share, written once: each layer's declaration (declareOptions) and
  * resolver use these. Each throws a ConfigError naming the option and the value; `what` words
- * the expectation when the option's own words are clearer than the generic ones.
+ * the expectation when the option's own words are clearer than the generic ones. The numeric
+ * checks also take `fail`, for the limiter's call arguments (checks.ts), which throw their own
+ * error in the same words.
  */
 import { invalidOption } from './errors'
+
+/** Throws the error of a failed check: `option` must be `expected`, got the value. */
+export type CheckFailure = (option: string, value: unknown, expected: string) => never
 
 /** `names` for a message: `a, b or c` (or `and`), each wrapped in `quote`. */
 export function listNames(names: readonly string[], quote = '', conjunction = 'or'): string {
@@ -14,9 +19,15 @@ export function listNames(names: readonly string[], quote = '', conjunction = 'o
 }
 
 /** Throws unless `value` is a safe integer of at least `min`. */
-function checkInteger(value: unknown, option: string, min: number, what: string): number {
+function checkInteger(
+  value: unknown,
+  option: string,
+  min: number,
+  what: string,
+  fail: CheckFailure,
+): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    invalidOption(option, value, what)
+    fail(option, value, what)
   }
   return value
 }
@@ -26,8 +37,9 @@ export function checkPositiveInteger(
   value: unknown,
   option: string,
   what = 'a positive integer',
+  fail: CheckFailure = invalidOption,
 ): number {
-  return checkInteger(value, option, 1, what)
+  return checkInteger(value, option, 1, what, fail)
 }
 
 /** Throws unless `value` is a safe integer >= 0. */
@@ -35,8 +47,9 @@ export function checkWholeNumber(
   value: unknown,
   option: string,
   what = 'a whole number >= 0',
+  fail: CheckFailure = invalidOption,
 ): number {
-  return checkInteger(value, option, 0, what)
+  return checkInteger(value, option, 0, what, fail)
 }
 
 /** Throws unless `value` is a finite number above 0 (or >= 0 with `orZero`). */
@@ -45,6 +58,7 @@ export function checkFiniteNumber(
   option: string,
   what: string,
   orZero = false,
+  fail: CheckFailure = invalidOption,
 ): number {
   if (
     typeof value !== 'number' ||
@@ -52,7 +66,7 @@ export function checkFiniteNumber(
     value < 0 ||
     (!orZero && value === 0)
   ) {
-    invalidOption(option, value, what)
+    fail(option, value, what)
   }
   return value
 }

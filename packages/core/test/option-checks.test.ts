@@ -7,6 +7,8 @@ import {
   checkPositiveInteger,
   checkWholeNumber,
 } from '../src/option-checks'
+import { checkCost, checkMs } from '../src/limiter/checks'
+import { ConfigError } from '../src/errors'
 
 test('integers: positive, or whole numbers from 0', () => {
   expect(checkPositiveInteger(3, 'limit')).toBe(3)
@@ -41,4 +43,19 @@ test('functions, booleans and one of a list', () => {
   expect(() => checkOneOf('triple', 'backoff', ['restart', 'double'])).toThrow(
     "`backoff` must be 'restart' or 'double'; got \"triple\"",
   )
+})
+
+test("a call's arguments fail with their own error in the same words (limiter/checks.ts)", () => {
+  const bad = (): number => checkCost(0)
+  expect(bad).toThrow('`cost` must be a positive integer; got 0')
+  expect(bad).toThrow(expect.objectContaining({ code: 'ERR_SLUICE_ARGUMENT' }))
+  expect(bad).not.toThrow(ConfigError)
+  expect(() => checkMs(0, 'ms', false)).toThrow(
+    expect.objectContaining({
+      code: 'ERR_SLUICE_ARGUMENT',
+      message: '`ms` must be a positive finite number of ms; got 0',
+    }),
+  )
+  expect(checkMs(0, 'maxWaitMs', true)).toBe(0)
+  expect(checkCost(2)).toBe(2)
 })

@@ -28,3 +28,18 @@ test('burst is taken by the meters, and by them only', () => {
     REGISTRY.filter((row) => row.family === 'meter'),
   )
 })
+
+test('oneCount (what a peer increment store runs) is a counter kept as one pair', () => {
+  const oneCount = REGISTRY.filter((row) => 'oneCount' in row && row.oneCount)
+  expect(oneCount.map((row) => row.name)).toEqual(['fixed-window'])
+  for (const row of oneCount) expect([row.family, row.state]).toEqual(['counter', 'pair'])
+})
+
+test("each code has its own letter in RedisStore's short state keys", () => {
+  const letters = REGISTRY.flatMap((row) => [
+    row.letter,
+    ...('firstRequest' in row ? [row.firstRequest.letter] : []),
+  ])
+  expect(new Set(letters).size).toBe(letters.length)
+  for (const letter of letters) expect(letter).toMatch(/^[a-z]$/)
+})

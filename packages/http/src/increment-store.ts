@@ -9,7 +9,7 @@
  */
 import {
   SluiceError,
-  ALGORITHM_CODES,
+  namesWhere,
   type Policy,
   type PolicyOutcome,
   type Store,
@@ -40,8 +40,11 @@ export interface IncrementStore {
   readonly resetKey?: (key: string) => Promise<void>
 }
 
-/** A peer store counts fixed windows: any other algorithm is refused when the limiter is made. */
-const OTHER_ALGORITHMS = Object.keys(ALGORITHM_CODES).filter((name) => name !== 'fixed-window')
+/**
+ * A peer store keeps one count per key and window: an algorithm whose state is more (the
+ * registry's `oneCount`) is refused when the limiter is made.
+ */
+const OTHER_ALGORITHMS = namesWhere((row) => row.oneCount !== true)
 
 /** One request's outcome: admitted while the hits, this one included, are within the limit. */
 function outcomeOf(policy: Policy, count: IncrementCount): PolicyOutcome {

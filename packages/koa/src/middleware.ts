@@ -78,6 +78,8 @@ export function koaMiddleware(
     resetStyle: 'epoch',
     proxyTrust: trustOf,
     peerAddress: (ctx) => ctx.req.socket?.remoteAddress,
+    // ctx.ip is a delegate of ctx.request.ip: the same getter (and setter), one call fewer.
+    clientIp: (ctx) => ctx.request.ip,
     proxyHint: PROXY_HINT,
     legacyNames: answer.names,
     omitWhenRejected: answer.omitWhenRejected,

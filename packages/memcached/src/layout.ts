@@ -29,6 +29,11 @@ export interface Part {
   readonly algorithm: Algorithm
   /** fixed-window (clock-aligned) and sliding-window: per-bucket counters (incr/decr); the rest one item by CAS. */
   readonly counter: boolean
+  /**
+   * A counter over a ring of sub-window buckets (the registry's state 'ring': sliding-window);
+   * false: one bucket per window (fixed-window), or not a counter.
+   */
+  readonly ring: boolean
   /** Bucket length (ms) of a counter; 0 for meters. */
   readonly size: number
   /** Buckets a counter reads besides the current one (precision of sliding-window, 0 for fixed). */
@@ -67,6 +72,7 @@ export function partOf(prefix: string, policy: Policy, key: string, stateKey?: s
     policy,
     algorithm: algorithmOf(policy),
     counter,
+    ring: counter && sliding,
     size: counter ? (sliding ? policy.windowMs / policy.precision : policy.windowMs) : 0,
     older: sliding ? policy.precision : 0,
     base:
@@ -94,7 +100,7 @@ export function counterCounts(
 ): Map<number, number> {
   const counts = new Map<number, number>()
   const current = Math.floor(now / part.size)
-  if (part.policy.algorithm === 'fixed-window') {
+  if (!part.ring) {
     counts.set(current, state[0] === current * part.size ? state[1] : 0)
     return counts
   }
@@ -134,7 +140,7 @@ export function counterTtlSeconds(policy: Policy): number {
  */
 export function counterState(part: Part, now: number, count: (bucket: number) => number): number[] {
   const current = Math.floor(now / part.size)
-  if (part.policy.algorithm === 'fixed-window') return [current * part.size, count(current)]
+  if (!part.ring) return [current * part.size, count(current)]
   const ring = part.policy.precision + 1
   const state = new Array<number>(ring + 1).fill(0)
   state[0] = current

@@ -3,7 +3,7 @@
  * into the settings the store reads.
  */
 import { ConfigError } from '@sluice/core'
-import { checkKnownOptions, invalidOption } from '@sluice/core/adapter'
+import { checkPositiveInteger, declareOptions, invalidOption } from '@sluice/core/adapter'
 import { Client, type ClientOptions, type ServerOptions } from 'memjs'
 import { Wire, type MemjsClient } from './wire'
 
@@ -69,42 +69,69 @@ export interface MemcachedSettings {
   readonly casAttempts: number
 }
 
+function checkClient(client: unknown, name: string): void {
+  const server = typeof client === 'object' && client !== null ? (client as MemjsClient).server : 0
+  if (typeof server !== 'function') invalidOption(name, client, 'a memjs Client')
+}
+
+function checkServers(servers: unknown, name: string): void {
+  if (typeof servers !== 'string' || servers.trim() === '') {
+    invalidOption(name, servers, 'a non-empty "host:port,host:port" string')
+  }
+}
+
+/**
+ * MemcachedStore's options, declared once (in the order they are checked; that exactly one of
+ * `client` and `servers` is given is checked right after). null takes the default, as it
+ * always has.
+ */
+export const MEMCACHED_OPTIONS = declareOptions<MemcachedStoreOptions>('MemcachedStore', {
+  client: { doc: 'a memjs client you own (or give servers)', check: checkClient },
+  servers: {
+    doc: "'host:port,host:port': the store creates a memjs client and close() quits it",
+    check: checkServers,
+  },
+  clientOptions: {
+    doc: 'memjs options for the client the store creates from servers',
+    default: CLIENT_DEFAULTS,
+    orNull: true,
+    check: (value, name) => {
+      if (typeof value !== 'object' || value === null) invalidOption(name, value, 'an object')
+    },
+  },
+  prefix: {
+    doc: 'namespace of every item the store writes',
+    default: 'sluice',
+    orNull: true,
+    check: (prefix, name) => {
+      if (typeof prefix !== 'string') invalidOption(name, prefix, 'a string')
+    },
+  },
+  casAttempts: {
+    doc: 'compare-and-swap attempts for the meters before the call fails with a StoreError',
+    default: 10,
+    orNull: true,
+    check: checkPositiveInteger,
+  },
+})
+
 /** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
 export function resolveMemcachedOptions(options: MemcachedStoreOptions): MemcachedSettings {
   if (options === null || typeof options !== 'object') {
     invalidOption('options', options, 'an object with `client` or `servers`')
   }
-  checkKnownOptions(
-    options,
-    ['client', 'servers', 'clientOptions', 'prefix', 'casAttempts'],
-    'MemcachedStore',
-  )
-  const { client, servers } = options
+  const given = MEMCACHED_OPTIONS.resolve(options)
+  const { client, servers } = given
   if ((client === undefined) === (servers === undefined)) {
     throw new ConfigError(
       'MemcachedStore needs exactly one of `client` (a memjs client) or `servers` ("host:port,...")',
     )
   }
-  let owned: Client | undefined
-  let wire: Wire
-  if (client !== undefined) {
-    if (typeof client !== 'object' || client === null || typeof client.server !== 'function') {
-      invalidOption('client', client, 'a memjs Client')
-    }
-    wire = new Wire(client)
-  } else {
-    if (typeof servers !== 'string' || servers.trim() === '') {
-      invalidOption('servers', servers, 'a non-empty "host:port,host:port" string')
-    }
-    const clientOptions = (options as MemcachedServersStoreOptions).clientOptions
-    owned = Client.create(servers, { ...CLIENT_DEFAULTS, ...clientOptions })
-    wire = new Wire(owned)
-  }
-  const prefix = options.prefix ?? 'sluice'
-  if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
-  const casAttempts = options.casAttempts ?? 10
-  if (!Number.isSafeInteger(casAttempts) || casAttempts < 1) {
-    invalidOption('casAttempts', casAttempts, 'a positive integer')
-  }
-  return { wire, owned, prefix, casAttempts }
+  // memjs's defaults for what the given clientOptions leave unset are the store's, not memjs's.
+  const owned =
+    servers === undefined
+      ? undefined
+      : Client.create(servers, { ...CLIENT_DEFAULTS, ...given.clientOptions })
+  const wire = new Wire(owned ?? client!)
+  return { wire, owned, prefix: given.prefix!, casAttempts: given.casAttempts! }
 }

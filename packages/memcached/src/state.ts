@@ -75,7 +75,7 @@ export function blockedOutcomes(
 
 /** Index of the current bucket's count in a counter state (see counterState). */
 function currentSlot(part: Part, state: readonly number[]): number {
-  return part.policy.algorithm === 'fixed-window' ? 1 : 1 + (state[0] % (part.policy.precision + 1))
+  return part.ring ? 1 + (state[0] % (part.policy.precision + 1)) : 1
 }
 
 export function currentCount(part: Part, state: readonly number[]): number {

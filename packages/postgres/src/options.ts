@@ -2,8 +2,14 @@
  * Owns PostgresStore's options: their documentation and defaults, checked and resolved once
  * into the settings the store reads.
  */
-import { ConfigError } from '@sluice/core'
-import { invalidOption } from '@sluice/core/adapter'
+import {
+  checkBoolean,
+  checkOneOf,
+  checkPositiveInteger,
+  checkWholeNumber,
+  declareOptions,
+  invalidOption,
+} from '@sluice/core/adapter'
 import { toSqlClient } from './client/detect'
 import type { PostgresClientLike, SqlClient } from './client/types'
 import { quoteIdentifier } from './sql'
@@ -85,62 +91,91 @@ export interface PostgresSettings {
   readonly unlogged: boolean
 }
 
-const KNOWN: ReadonlySet<string> = new Set([
-  'client',
-  'table',
-  'schema',
-  'time',
-  'batchSize',
-  'concurrency',
-  'casAttempts',
-  'sweepIntervalMs',
-  'sweepRows',
-  'unlogged',
-])
-
-function identifier(value: unknown, option: string): string {
+/** Throws unless `value` names a table or schema as Postgres keeps it, whole. */
+function checkIdentifier(value: unknown, option: string): void {
   // 63 bytes is Postgres's limit; a longer name would be cut silently.
   if (typeof value !== 'string' || value === '' || value.includes('\u0000')) {
     invalidOption(option, value, 'a non-empty name without NUL')
   }
   if (Buffer.byteLength(value) > 63) invalidOption(option, value, 'at most 63 bytes')
-  return quoteIdentifier(value)
 }
 
-function positiveInteger(value: unknown, option: string, min = 1): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    invalidOption(option, value, min === 0 ? 'an integer, 0 or more' : 'a positive integer')
-  }
-  return value
-}
+/**
+ * PostgresStore's options, declared once (in the order they are checked; `client` is checked
+ * right after, by what it is made into). null takes the default, as it always has.
+ */
+export const POSTGRES_OPTIONS = declareOptions<PostgresStoreOptions>('PostgresStore', {
+  client: { doc: 'a pg Pool or Client, or a postgres.js sql, that you own' },
+  table: {
+    doc: 'the table every decision reads and writes',
+    default: 'sluice_limits',
+    orNull: true,
+    check: checkIdentifier,
+  },
+  schema: { doc: 'the schema of `table`', default: 'public', orNull: true, check: checkIdentifier },
+  time: {
+    doc: "whose clock decides: 'server' (the database's clock_timestamp()) or 'client'",
+    default: 'server',
+    orNull: true,
+    check: (time, name) => checkOneOf(time, name, ['server', 'client']),
+  },
+  batchSize: {
+    doc: 'most operations sent in one batch',
+    default: 256,
+    orNull: true,
+    check: checkPositiveInteger,
+  },
+  concurrency: {
+    doc: 'most batches out at once',
+    default: 4,
+    orNull: true,
+    check: checkPositiveInteger,
+  },
+  casAttempts: {
+    doc: 'compare-and-set attempts of a batch before it runs under row locks',
+    default: 2,
+    orNull: true,
+    check: (count, name) => checkWholeNumber(count, name, 'an integer, 0 or more'),
+  },
+  sweepIntervalMs: {
+    doc: 'how often expired rows are deleted (ms), or false',
+    default: 60_000,
+    orNull: true,
+    check: (ms, name) => ms === false || checkPositiveInteger(ms, name),
+  },
+  sweepRows: {
+    doc: 'most rows one sweep statement deletes',
+    default: 1000,
+    orNull: true,
+    check: checkPositiveInteger,
+  },
+  unlogged: {
+    doc: 'migrate() creates the table UNLOGGED',
+    default: false,
+    orNull: true,
+    check: checkBoolean,
+  },
+})
 
 /** Checks every option (a ConfigError names the first bad one) and applies the defaults. */
 export function resolvePostgresOptions(options: PostgresStoreOptions): PostgresSettings {
   if (options === null || typeof options !== 'object') {
     invalidOption('options', options, 'an object with `client`')
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) throw new ConfigError(`PostgresStore has no option \`${name}\``)
-  }
-  const client = toSqlClient(options.client)
+  const given = POSTGRES_OPTIONS.resolve(options)
+  const client = toSqlClient(given.client)
   if (client === undefined) {
-    invalidOption('client', options.client, 'a pg Pool or Client, or a postgres (postgres.js) sql')
+    invalidOption('client', given.client, 'a pg Pool or Client, or a postgres (postgres.js) sql')
   }
-  const time = options.time ?? 'server'
-  if (time !== 'server' && time !== 'client') invalidOption('time', time, "'server' or 'client'")
-  const sweepIntervalMs = options.sweepIntervalMs ?? 60_000
-  if (sweepIntervalMs !== false) positiveInteger(sweepIntervalMs, 'sweepIntervalMs')
-  const unlogged = options.unlogged ?? false
-  if (typeof unlogged !== 'boolean') invalidOption('unlogged', unlogged, 'true or false')
   return {
     client,
-    table: `${identifier(options.schema ?? 'public', 'schema')}.${identifier(options.table ?? 'sluice_limits', 'table')}`,
-    serverTime: time === 'server',
-    batchSize: positiveInteger(options.batchSize ?? 256, 'batchSize'),
-    concurrency: positiveInteger(options.concurrency ?? 4, 'concurrency'),
-    casAttempts: positiveInteger(options.casAttempts ?? 2, 'casAttempts', 0),
-    sweepIntervalMs,
-    sweepRows: positiveInteger(options.sweepRows ?? 1000, 'sweepRows'),
-    unlogged,
+    table: `${quoteIdentifier(given.schema!)}.${quoteIdentifier(given.table!)}`,
+    serverTime: given.time === 'server',
+    batchSize: given.batchSize!,
+    concurrency: given.concurrency!,
+    casAttempts: given.casAttempts!,
+    sweepIntervalMs: given.sweepIntervalMs!,
+    sweepRows: given.sweepRows!,
+    unlogged: given.unlogged!,
   }
 }

@@ -58,7 +58,9 @@ describe('options', () => {
     )
     expect(() => storeOn({ table: '' })).toThrow(/`table` must be a non-empty name/)
     expect(() => storeOn({ batchSize: 0 })).toThrow(/`batchSize` must be a positive integer; got 0/)
-    expect(() => storeOn({ tabel: 'x' } as never)).toThrow(/no option `tabel`/)
+    expect(() => storeOn({ tabel: 'x' } as never)).toThrow(
+      'unknown option `tabel` for PostgresStore (value "x")',
+    )
   })
 })
 

@@ -28,9 +28,15 @@ export interface BatchEntry {
   readonly block: string | undefined
   /**
    * The packed layout (RedisStoreOptions.packed): the fields of the state and of the block in
-   * the hashes `key` and `block`, which a packed batch always declares.
+   * the hashes `key` and `block`, which a packed batch always declares; for several policies
+   * (`states`), the field of each state in its hash, then the block's.
    */
-  readonly fields?: readonly [state: string, block: string]
+  readonly fields?: readonly string[]
+  /**
+   * Several policies' consume through the plan's own flat script (lua/flat/several.ts): each
+   * policy's state key (packed: its hash); `key` is unused then.
+   */
+  readonly states?: readonly string[]
   /**
    * A consume through a generic script (lua/driver.ts): the script and its whole command
    * (sha, key count, KEYS, ARGV), which the batch form runs as one of its decisions. `key` and
@@ -143,6 +149,8 @@ export class Batcher {
 
   private sendNow(batch: readonly BatchEntry[], declare: boolean): void {
     const first = batch[0]
+    // Several policies go as a batch even alone: their script of one call takes other ARGV.
+    if (first.states !== undefined) return this.sendSeveral(batch, declare)
     if (batch.length === 1) {
       this.store.runAlone(first).then(first.resolve, first.reject)
       return
@@ -203,6 +211,47 @@ export class Batcher {
   }
 
   /**
+   * A batch of several policies' consumes (lua/flat/several.ts): keys of their own, KEYS each
+   * one's states, then (`declare`) each one's block, then `<prefix>:blocks`; ARGV '', now,
+   * whether the blocks are declared, and the costs unless all are 1. Packed: KEYS each one's
+   * hashes, then each one's block's hash; ARGV '', now, '', then per consume its fields, its
+   * block's field and its cost. As sendNow, a reply of the blocks flag's PTTL decided nothing.
+   */
+  private sendSeveral(batch: readonly BatchEntry[], declare: boolean): void {
+    const first = batch[0]
+    const packed = first.fields !== undefined
+    const args = [first.own.batch.sha, '']
+    for (const entry of batch) for (const key of entry.states as readonly string[]) args.push(key)
+    if (packed || declare) for (const entry of batch) args.push(entry.block as string)
+    if (!packed) args.push(this.store.blocks)
+    args[1] = String(args.length - 2)
+    const now = this.store.serverTime ? '' : String(first.request.now)
+    args.push('', now, packed ? '' : declare ? 'b' : '')
+    if (packed) {
+      for (const entry of batch) {
+        for (const field of entry.fields as readonly string[]) args.push(field)
+        args.push(String(entry.request.cost))
+      }
+    } else if (batch.some((entry) => entry.request.cost !== 1)) {
+      for (const entry of batch) args.push(String(entry.request.cost))
+    }
+    evaluate(this.store.client, first.own.batch, args, (reply) => {
+      if (typeof reply === 'number' && !packed && !declare) return reply
+      return repliesOf(reply, batch)
+    }).then(
+      (replies) => {
+        if (typeof replies === 'number') {
+          this.blocksFor(replies >= 0 ? replies : UNTIMED_BLOCKS_MS)
+          this.send(batch, true)
+          return
+        }
+        settle(batch, replies, this.store.serverTime)
+      },
+      (error: unknown) => rejectAll(batch, error),
+    )
+  }
+
+  /**
    * A packed batch (lua/flat/frame.ts): KEYS the hashes, then the blocks' hashes; ARGV `now`
    * and three per consume, its field, its block's field and its cost.
    */
@@ -213,7 +262,7 @@ export class Batcher {
     for (const entry of batch) args.push(entry.block as string)
     args.push('', this.store.serverTime ? '' : String(first.request.now), '')
     for (const entry of batch) {
-      const [state, block] = entry.fields as readonly [string, string]
+      const [state, block] = entry.fields as readonly string[]
       args.push(state, block, String(entry.request.cost))
     }
     evaluate(this.store.client, first.own.batch, args, (reply) => repliesOf(reply, batch)).then(
@@ -244,15 +293,16 @@ function repliesOf(reply: unknown, batch: readonly BatchEntry[]): unknown[] {
 function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed: boolean): void {
   const decidedAt = replies.length > batch.length ? (replies[batch.length] as number) : undefined
   for (let i = 0; i < batch.length; i++) {
-    const { plan, request, resolve, reject, call } = batch[i]
+    const { plan, request, resolve, reject, call, states } = batch[i]
     // A decision that failed in the script (see tail in lua/flat/frame.ts) fails alone.
     if (replies[i] instanceof Error) {
       reject(replies[i])
       continue
     }
     try {
-      if (call !== undefined) resolve(parseOutcomes(replies[i], plan, request, timed))
-      else {
+      if (call !== undefined || states !== undefined) {
+        resolve(parseOutcomes(replies[i], plan, request, timed))
+      } else {
         const kind = plan.flat as ReplyShape
         const outcomes = flatOutcomes(kind, replies[i], plan.policies[0], request, timed)
         resolve(timed && decidedAt !== undefined ? decidedOn(outcomes, decidedAt) : outcomes)

@@ -151,6 +151,58 @@ export class KeyCalls {
     return this.runAlone(plan, own, key, block, request, op, extra)
   }
 
+  /**
+   * Several policies' operation ('c', 'p', 'r') through the plan's own flat script of them all
+   * (lua/flat/several.ts): a plain consume joins the batch of its script; the rest go alone,
+   * KEYS the states and the block (not on a Cluster), ARGV as a per-policy script's.
+   */
+  runSeveral(
+    plan: Plan,
+    own: PolicyScript,
+    request: StoreRequest,
+    op: Op,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const stem = keyStem(this.host.prefix, request.key)
+    const n = plan.ids.length
+    const states: string[] = new Array(n)
+    for (let i = 0; i < n; i++) states[i] = stateKey(stem, request.keys, i, plan.ids[i])
+    const block = this.host.client.isCluster ? undefined : stem + 'b'
+    if (op === 'c' && this.batches(request)) {
+      return new Promise((resolve, reject) => {
+        this.host.batcher.enqueue({
+          plan,
+          own,
+          key: '',
+          block,
+          states,
+          request,
+          extra,
+          resolve,
+          reject,
+        })
+      })
+    }
+    const args = [own.sha, String(block === undefined ? n : n + 1), ...states]
+    if (block !== undefined) args.push(block)
+    pushOwnArgs(args, request, op, extra, this.host.serverTime)
+    return this.evaluateOwn(plan, own, args, request, op)
+  }
+
+  /** One call of a plan's own script of several policies, and its outcomes (none for a refund). */
+  evaluateOwn(
+    plan: Plan,
+    own: LoadedScript,
+    args: string[],
+    request: StoreRequest,
+    op: Op,
+  ): Promise<PolicyOutcome[]> {
+    const { client, serverTime } = this.host
+    return evaluate(client, own, args, (reply) =>
+      op === 'r' ? [] : parseOutcomes(reply, plan, request, serverTime),
+    )
+  }
+
   /** A batch of one (see Batcher) on keys of their own: its consume alone. */
   runEntry(e: BatchEntry): Promise<PolicyOutcome[]> {
     return e.call !== undefined

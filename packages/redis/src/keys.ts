@@ -43,16 +43,15 @@ export function checkPrefix(prefix: unknown): string {
   return prefix
 }
 
-/** The letter of each of core's algorithm codes in a short policy id (see policyKeyId). */
-const LETTERS: Readonly<Record<string, string>> = {
-  fw: 'f',
-  fk: 'k',
-  sw: 'w',
-  sl: 's',
-  tb: 't',
-  lb: 'l',
-  gc: 'g',
-}
+/** The letter of each of core's algorithm codes in a short policy id (the registry's, see policyKeyId). */
+const LETTERS: ReadonlyMap<string, string> = new Map(
+  (REGISTRY as readonly AlgorithmRow[]).flatMap((row) => {
+    const letters: [string, string][] = [[row.code, row.letter]]
+    if (row.firstRequest !== undefined)
+      letters.push([row.firstRequest.code, row.firstRequest.letter])
+    return letters
+  }),
+)
 
 /**
  * Each code's registry row (a first-request variant's code, its algorithm's): a meter's id may
@@ -100,7 +99,7 @@ function windowCode(ms: number): string {
 export function policyKeyId(policy: Pick<Policy, 'id'>): string {
   const { id } = policy
   const match = POLICY_ID.exec(id)
-  const letter = match === null ? undefined : LETTERS[match[1]]
+  const letter = match === null ? undefined : LETTERS.get(match[1]!)
   if (match === null || letter === undefined) return id
   const [, code, limit, windowMs, last] = match
   const short = `${letter}${limit}/${windowCode(Number(windowMs))}`

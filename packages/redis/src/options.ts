@@ -2,10 +2,20 @@
  * Owns RedisStore's options: their documentation and defaults, checked and resolved once into
  * the settings the store reads.
  */
-import { BlockCache, checkKnownOptions, ConfigError, declareOptions } from '@sluice/core/web'
+import {
+  BlockCache,
+  checkKnownOptions,
+  checkOneOf,
+  checkPositiveInteger,
+  checkWholeNumber,
+  ConfigError,
+  declareOptions,
+  describeValue,
+  invalidOption,
+} from '@sluice/core/web'
 import { toScriptClient } from './client/detect'
 import type { RedisClientLike, ScriptClient } from './client/types'
-import { checkPrefix, describeValue } from './keys'
+import { checkPrefix } from './keys'
 
 export interface BlockCacheOptions {
   /**
@@ -53,11 +63,12 @@ export interface RedisStoreOptions {
    */
   blockCache?: BlockCacheOptions | false
   /**
-   * Most single-policy configurations (algorithm, limit, window, burst, precision) that get a
-   * Lua script of their own, with the policy written into it as constants, so a call sends only
-   * the key (and what differs from the defaults: cost, time, ...). Redis keeps every script
-   * loaded until SCRIPT FLUSH or a restart, hence the bound; past it, and for limiters with
-   * several limits, the shared scripts take the policy as arguments. `0` turns them off.
+   * Most configurations that get a Lua script of their own, with the policies written into it
+   * as constants, so a call sends only the keys (and what differs from the defaults: cost, time,
+   * ...): a single policy's (algorithm, limit, window, burst, precision), or a limiter's several
+   * policies (2 to 8, none a sliding-log), one script for them all. Redis keeps every script
+   * loaded until SCRIPT FLUSH or a restart, hence the bound; past it the shared scripts take the
+   * policies as arguments. `0` turns them off.
    * @default 100
    */
   policyScripts?: number
@@ -116,41 +127,29 @@ export interface RedisSettings {
   readonly seed: string | undefined
 }
 
-/** A ConfigError naming the option and the value unless `valid`. */
-function check(valid: boolean, name: string, expected: string, value: unknown): void {
-  if (!valid) throw new ConfigError(`\`${name}\` must be ${expected}; got ${describeValue(value)}`)
-}
-
-/** A ConfigError unless `value` is a safe integer of at least `min`. */
-function checkInteger(value: number, name: string, min: number): void {
-  const expected = min === 0 ? 'an integer >= 0' : 'a positive integer'
-  check(Number.isSafeInteger(value) && value >= min, name, expected, value)
+/** Throws unless `value` is a safe integer >= 0 (in RedisStore's words). */
+function checkCount(value: unknown, name: string): void {
+  checkWholeNumber(value, name, 'an integer >= 0')
 }
 
 function checkBlockCache(cache: unknown): void {
   if (cache === false) return
   if (typeof cache === 'object' && cache !== null)
     checkKnownOptions(cache, ['maxKeys'], 'RedisStore `blockCache`')
-  checkInteger((cache as BlockCacheOptions).maxKeys ?? 10_000, 'blockCache.maxKeys', 1)
+  checkPositiveInteger((cache as BlockCacheOptions).maxKeys ?? 10_000, 'blockCache.maxKeys')
 }
 
 function checkPacked(packed: unknown): void {
-  check(
-    packed === false || (typeof packed === 'object' && packed !== null),
-    'packed',
-    'false or { groups }',
-    packed,
-  )
   if (packed === false) return
-  checkKnownOptions(packed as object, ['groups', 'seed'], 'RedisStore `packed`')
-  const { groups = 4096, seed } = packed as { groups?: number; seed?: unknown }
-  checkInteger(groups, 'packed.groups', 1)
-  check(
-    seed === undefined || (typeof seed === 'string' && seed !== ''),
-    'packed.seed',
-    'a non-empty string',
-    seed,
-  )
+  if (typeof packed !== 'object' || packed === null) {
+    invalidOption('packed', packed, 'false or { groups }')
+  }
+  checkKnownOptions(packed, ['groups', 'seed'], 'RedisStore `packed`')
+  const { groups = 4096, seed } = packed as { groups?: unknown; seed?: unknown }
+  checkPositiveInteger(groups, 'packed.groups')
+  if (seed !== undefined && (typeof seed !== 'string' || seed === '')) {
+    invalidOption('packed.seed', seed, 'a non-empty string')
+  }
 }
 
 /**
@@ -163,14 +162,13 @@ export const REDIS_OPTIONS = declareOptions<RedisStoreOptions>('RedisStore', {
     doc: "whose clock decides: 'server' (Redis TIME) or 'client'",
     default: 'server',
     orNull: true,
-    check: (time) =>
-      check(time === 'server' || time === 'client', 'time', "'server' or 'client'", time),
+    check: (time, name) => checkOneOf(time, name, ['server', 'client']),
   },
   clockToleranceMs: {
     doc: "time: 'client' only: how far the app servers' clocks may disagree (ms)",
     default: 1000,
     orNull: true,
-    check: (ms, name) => checkInteger(ms as number, name, 0),
+    check: checkCount,
   },
   blockCache: {
     doc: 'keys known to be over their limit answered locally, or false',
@@ -179,16 +177,16 @@ export const REDIS_OPTIONS = declareOptions<RedisStoreOptions>('RedisStore', {
     check: checkBlockCache,
   },
   policyScripts: {
-    doc: 'most single-policy configurations with a Lua script of their own',
+    doc: 'most configurations (one policy, or a limiter of several) with a Lua script of their own',
     default: 100,
     orNull: true,
-    check: (count, name) => checkInteger(count as number, name, 0),
+    check: checkCount,
   },
   batchSize: {
     doc: 'most consumes sent to Redis in one script call',
     default: 32,
     orNull: true,
-    check: (size, name) => checkInteger(size as number, name, 1),
+    check: checkPositiveInteger,
   },
   packed: {
     doc: 'state packed in hashes: false or { groups, seed }',

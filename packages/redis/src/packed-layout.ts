@@ -13,8 +13,8 @@ import type { ScriptClient } from './client/types'
 import type { Place } from './cas/storage'
 import { escapePart } from './keys'
 import type { LuaScript } from './lua'
-import type { Plan } from './plan'
-import { pushDriverArgs } from './script-args'
+import type { LoadedScript, Plan, PolicyScript } from './plan'
+import { pushDriverArgs, pushOwnArgs } from './script-args'
 
 /** What the packed layout takes from its store. */
 export interface PackedHost {
@@ -32,6 +32,14 @@ export interface PackedHost {
   readonly batcher: Batcher
   /** Whether a consume joins a batch (RedisStore's batchSize). */
   batches(request: StoreRequest): boolean
+  /** One call of a plan's own script of several policies, and its outcomes. */
+  runOwn(
+    plan: Plan,
+    own: LoadedScript,
+    args: string[],
+    request: StoreRequest,
+    op: CasOp,
+  ): Promise<PolicyOutcome[]>
   /** One script call with its whole command, and its outcomes. */
   runScript(
     plan: Plan,
@@ -105,6 +113,58 @@ export class PackedLayout {
         reject,
       })
     })
+  }
+
+  /**
+   * Several policies' operation through the plan's own flat script of them all
+   * (lua/flat/several.ts): a plain consume joins its batch; the rest go alone, KEYS the hashes
+   * and the block's (not on a Cluster), ARGV the fields, the block's, then a per-policy
+   * script's ARGV.
+   */
+  several(
+    plan: Plan,
+    own: PolicyScript,
+    request: StoreRequest,
+    op: CasOp,
+    extra: string,
+  ): Promise<PolicyOutcome[]> {
+    const hash = this.hash
+    if (hash === undefined) {
+      return this.seeded().then(() => this.several(plan, own, request, op, extra))
+    }
+    const { key, keys } = request
+    const stem = packedStem(this.host.prefix, hash, key)
+    const escaped = escapePart(key)
+    const n = plan.ids.length
+    const states: string[] = new Array(n)
+    const fields: string[] = new Array(n + 1)
+    for (let i = 0; i < n; i++) {
+      states[i] = stem + plan.ids[i]
+      fields[i] = packedField(escaped, keys, i)
+    }
+    fields[n] = escaped
+    const block = `${stem}b`
+    if (op === 'c' && this.host.batches(request)) {
+      return new Promise((resolve, reject) => {
+        this.host.batcher.enqueue({
+          plan,
+          own,
+          key: '',
+          block,
+          states,
+          fields,
+          request,
+          extra,
+          resolve,
+          reject,
+        })
+      })
+    }
+    const args = [own.sha, String(this.host.isCluster ? n : n + 1), ...states]
+    if (!this.host.isCluster) args.push(block)
+    for (const field of fields) args.push(field)
+    pushOwnArgs(args, request, op, extra, this.host.serverTime)
+    return this.host.runOwn(plan, own, args, request, op)
   }
 
   /** A packed script's call (the flat engine's alone, or the generic engine's): runPacked. */

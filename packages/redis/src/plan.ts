@@ -10,6 +10,7 @@ import {
   genericBatchOf,
   policyVariant,
   script as luaScript,
+  severalShape,
   wideCode,
   type LuaScript,
 } from './lua'
@@ -76,7 +77,10 @@ export interface Plan {
   /** How each policy's reply reads, in the generic scripts' replies too (one per policy). */
   readonly kinds: readonly ReplyShape[]
   readonly policies: readonly Policy[]
-  /** The one policy's own script, when it has one (see RedisStoreOptions.policyScripts). */
+  /**
+   * The one policy's own script, when it has one (see RedisStoreOptions.policyScripts); for
+   * several policies on the flat engine, the plan's own flat script of them all.
+   */
   readonly own: PolicyScript | undefined
   /**
    * A policy is wide (core's isWide): the wide script decides the plan (route.ts), or core
@@ -85,6 +89,10 @@ export interface Plan {
    */
   readonly wide: boolean
 }
+
+/** What a policy's script writes in: its code and numbers. */
+const configOf = (p: Policy): string =>
+  `${policyCode(p)}/${p.limit}/${p.windowMs}/${p.burst}/${p.precision}`
 
 /** Plans per policies array, and the per-policy scripts they share (at most `maxPolicyScripts`). */
 export class Planner {
@@ -104,7 +112,7 @@ export class Planner {
    * (but sliding-log): the shared flat script of its algorithm alone, and its own batch form.
    */
   private policyScript(policy: Policy): PolicyScript | undefined {
-    const config = `${policyCode(policy)}/${policy.limit}/${policy.windowMs}/${policy.burst}/${policy.precision}`
+    const config = configOf(policy)
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
       const baked = {
@@ -129,11 +137,40 @@ export class Planner {
     return own
   }
 
+  /**
+   * The plan's own flat script of several policies (lua/flat/several.ts), its single call and
+   * batch forms, made on first use while fewer than policyScripts exist (one per set of
+   * policies, counted with the per-policy ones).
+   */
+  private severalScript(
+    policies: readonly Policy[],
+    layout: Route['layout'],
+  ): PolicyScript | undefined {
+    const config = policies.map(configOf).join('|')
+    let own = this.policyScripts.get(config)
+    if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
+      const slack = Number(this.toleranceMs)
+      const of = (calls: 'single' | 'batch'): LuaScript =>
+        luaScript(compile(severalShape(policies, layout as 'keys' | 'packed', slack, calls)))
+      own = withBatch(of('single'), of('batch'))
+      this.policyScripts.set(config, own)
+    }
+    return own
+  }
+
   plan(policies: readonly Policy[]): Plan {
     let plan = this.plans.get(policies)
     if (plan === undefined) {
       const wide = policies.some(isWide)
-      const decide = routeOf(policies, wide, this.packed, 'decide')
+      const adjust = routeOf(policies, wide, this.packed, 'adjust')
+      let decide = routeOf(policies, wide, this.packed, 'decide')
+      // Several policies on the flat engine run the plan's own script; without one, the route
+      // of the other operations decides these too.
+      const several =
+        policies.length > 1 && decide.engine === 'flat'
+          ? this.severalScript(policies, decide.layout)
+          : undefined
+      if (policies.length > 1 && decide.engine === 'flat' && several === undefined) decide = adjust
       // The wide script runs a wide policy's limbs module, by its own code.
       const scripted = wide && decide.script !== undefined
       const args: string[] = []
@@ -149,7 +186,7 @@ export class Planner {
       const flat = policies.length === 1 && !wide ? ROWS[policies[0].algorithm].reply : undefined
       plan = {
         decide,
-        adjust: routeOf(policies, wide, this.packed, 'adjust'),
+        adjust,
         args,
         ids: policies.map(policyKeyId),
         signature: policies.map((p) => `${p.id}/${p.limit}/${p.burst}`).join('|'),
@@ -157,7 +194,7 @@ export class Planner {
         flat,
         kinds: policies.map((p) => ROWS[p.algorithm].reply),
         policies,
-        own: flat !== undefined ? this.policyScript(policies[0]) : undefined,
+        own: flat !== undefined ? this.policyScript(policies[0]) : several,
         wide,
       }
       this.plans.set(policies, plan)

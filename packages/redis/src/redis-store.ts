@@ -120,6 +120,8 @@ export class RedisStore implements Store {
               toleranceMs: settings.toleranceMs,
               runScript: (plan, script, args, request, op) =>
                 this.keys.runScript(plan, script, args, request, op),
+              runOwn: (plan, own, args, request, op) =>
+                this.keys.evaluateOwn(plan, own, args, request, op),
             },
             new CasRunner(new PackedStorage(this.client), settings.serverTime, slack),
           )

@@ -8,26 +8,40 @@
  * | packed store, no log, a wide one (*)   | any                          | generic | packed  |
  * | packed store, no log, a wide one, else | any                          | cas     | packed  |
  * | packed store, no log, one policy       | consume, peek, timed refund  | flat    | packed  |
+ * | packed store, no log, several (**)     | consume, peek, timed refund  | flat    | packed  |
  * | packed store, no log, all pairs        | any other                    | generic | packed  |
  * | packed store, no log, otherwise        | any other                    | cas     | packed  |
  * | a wide one (*)                         | any                          | generic | wide    |
  * | a wide one, otherwise                  | any                          | cas     | wide    |
  * | one policy                             | consume, peek, timed refund  | flat    | keys    |
+ * | several (**)                           | consume, peek, timed refund  | flat    | keys    |
  * | otherwise                              | any other                    | generic | keys    |
  *
  * (*): every wide policy a meter and every other a pair (wideScripted, lua/index.ts): the
  * `wide` script, `packed-wide` on the packed layout (lua/wide.ts).
+ * (**): 2 to 8 policies, none a log, no two at one state (severalFlat below).
  * `flat`: the policy's flat script (its own, baked, while the store makes those; else the
- * shared `<algorithm>:1` or `:packed`); `generic`: the generic script of the policies'
- * algorithms (`packed` on the packed layout); `cas`: core's transitions in this process,
- * read and written by compare-and-set (cas/runner.ts). Layouts: `keys`, a key per state;
+ * shared `<algorithm>:1` or `:packed`); for several, the plan's own flat script of them all
+ * (lua/flat/several.ts), made while the store makes per-policy scripts, else the plan takes
+ * its route of any other operation for every one (plan.ts); `generic`: the generic script of
+ * the policies' algorithms (`packed` on the packed layout); `cas`: core's transitions in this
+ * process, read and written by compare-and-set (cas/runner.ts). Layouts: `keys`, a key per state;
  * `packed`, fields of shared hashes (a log keeps keys of its own: no field holds a sorted set);
  * `wide`, keys of their own ending in `:v`, holding core's state vector as text (the `wide`
  * script: lua/wide.ts, the wide meters' limbs modules beside the pairs' own). A consume
  * through a script joins the batch of its script's batch form when the store batches (batch.ts).
  */
 import type { Policy } from '@sluice/core/web'
-import { allPairs, policyVariant, scriptNamed, wideScripted, type LuaScript } from './lua'
+import { policyKeyId } from './keys'
+import {
+  allPairs,
+  hasSteps,
+  MAX_SEVERAL,
+  policyVariant,
+  scriptNamed,
+  wideScripted,
+  type LuaScript,
+} from './lua'
 
 /** An engine's name: its implementation is engines/index.ts's table entry (one interface). */
 export type EngineName = 'flat' | 'generic' | 'cas'
@@ -37,7 +51,10 @@ export type RouteLayout = 'keys' | 'packed' | 'wide'
 export interface Route {
   readonly engine: EngineName
   readonly layout: RouteLayout
-  /** The script it runs (a shared one); undefined for compare-and-set. */
+  /**
+   * The script it runs (a shared one); undefined for compare-and-set, and for several policies
+   * on the flat engine, which run the plan's own script (plan.ts).
+   */
   readonly script: LuaScript | undefined
 }
 
@@ -53,9 +70,11 @@ export function routeOf(
 ): Route {
   const log = policies.some((p) => policyVariant(p).state === 'log')
   const flat = policies.length === 1 && operations === 'decide'
+  const several = operations === 'decide' && !wide && severalFlat(policies)
   if (packed && !log) {
     if (wide) return wideScripted(policies) ? route('generic', 'packed', 'packed-wide') : CAS_PACKED
     if (flat) return route('flat', 'packed', `${flatName(policies[0])}:packed`)
+    if (several) return SEVERAL_PACKED
     return allPairs(policies) ? route('generic', 'packed', 'packed') : CAS_PACKED
   }
   if (wide) {
@@ -64,11 +83,24 @@ export function routeOf(
       : { engine: 'cas', layout: 'wide', script: undefined }
   }
   if (flat) return route('flat', 'keys', `${flatName(policies[0])}:1`)
+  if (several) return SEVERAL_KEYS
   const first = policies[0].algorithm
   return route('generic', 'keys', policies.every((p) => p.algorithm === first) ? first : 'mixed')
 }
 
 const CAS_PACKED: Route = { engine: 'cas', layout: 'packed', script: undefined }
+const SEVERAL_PACKED: Route = { engine: 'flat', layout: 'packed', script: undefined }
+const SEVERAL_KEYS: Route = { engine: 'flat', layout: 'keys', script: undefined }
+
+/**
+ * Whether a flat script of several policies decides them: 2 to MAX_SEVERAL, each with its flat
+ * steps (not a log), no two at one state (one policy key id): two that share a state each take
+ * the cost from it in turn, which the generic script does.
+ */
+function severalFlat(policies: readonly Policy[]): boolean {
+  if (policies.length < 2 || policies.length > MAX_SEVERAL || !hasSteps(policies)) return false
+  return new Set(policies.map(policyKeyId)).size === policies.length
+}
 
 const route = (engine: EngineName, layout: RouteLayout, name: string): Route => ({
   engine,

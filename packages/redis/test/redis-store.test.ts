@@ -252,7 +252,7 @@ describe('batches', () => {
     expect(calls[2].slice(3)).toEqual([state, state, 'sluice:blocks', '', '', ''])
   })
 
-  test('a limiter with several limits batches through the generic script, each decided as alone', async () => {
+  test('a limiter with several limits batches through its own flat script, each decided as alone', async () => {
     const store = new RedisStore({ client: connect(), time: 'client', blockCache: false })
     const policies = [
       resolvePolicy({ algorithm: 'gcra', limit: 5, window: 60_000 }),
@@ -279,12 +279,13 @@ describe('batches', () => {
       const want = (models.get(key) as ReferenceModel).consume(1000, 1 + (i % 2))
       expect(plain((result as PromiseFulfilledResult<StoreResult>).value.outcomes)).toEqual(want)
     })
-    // One call, of the mixed script's batch form (EVAL, loading it), 3 keys per decision (two
-    // states, the block).
+    // One call, of the plan's own flat script of both (lua/flat/several.ts) in its batch form
+    // (EVAL, loading it): 2 keys per decision (its states; no key is blocked, so no block key),
+    // then `<prefix>:blocks`. The generic script's batch form is not used.
     expect(calls.map((args) => [args[0].toLowerCase(), Number(args[2])])).toEqual([
-      ['eval', 3 * made.length],
+      ['eval', 2 * made.length + 1],
     ])
-    expect(await admin.script('EXISTS', SCRIPTS['mixed:batch'].sha)).toEqual([1])
+    expect(await admin.script('EXISTS', SCRIPTS['mixed:batch'].sha)).toEqual([0])
   })
 
   test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {

@@ -3,7 +3,8 @@ import { ALGORITHMS, type WindowAnchor } from '@sluice/core'
 import { SCRIPTS } from '@sluice/redis'
 import { startRedis, type RedisServer } from '@sluice/testkit'
 import { Redis } from 'ioredis'
-import { flatLua, hasPackedFlat, packedFlatLua, script } from '../src/lua'
+import { resolvePolicy } from '@sluice/core/adapter'
+import { compile, flatLua, hasPackedFlat, packedFlatLua, script, severalShape } from '../src/lua'
 import { SLOT_SCRIPTS } from '../src/slots'
 import { sha1Hex } from '../src/web-crypto'
 
@@ -12,6 +13,11 @@ import { sha1Hex } from '../src/web-crypto'
 
 const baked = { limit: 7, windowMs: 60_000, burst: 9, precision: 6, slackMs: 250 }
 const ANCHORS: readonly WindowAnchor[] = ['clock', 'first-request']
+
+/** Several limits of every algorithm with flat steps (a limiter's own script of them all). */
+const SEVERAL = (
+  ['gcra', 'sliding-window', 'fixed-window', 'token-bucket', 'leaky-bucket'] as const
+).map((algorithm, i) => resolvePolicy({ name: `l${i}`, algorithm, limit: 7 + i, window: 60_000 }))
 
 /** Every script text the store sends: shared, slots, and each algorithm's baked forms. */
 const EVERY_SCRIPT: readonly (readonly [string, string])[] = [
@@ -25,6 +31,12 @@ const EVERY_SCRIPT: readonly (readonly [string, string])[] = [
         ? [[`${a} packed batch (${anchor})`, packedFlatLua(a, baked, true, anchor)] as const]
         : []),
     ]),
+  ),
+  ...(['keys', 'packed'] as const).flatMap((layout) =>
+    (['single', 'batch'] as const).map(
+      (calls) =>
+        [`several ${layout} ${calls}`, compile(severalShape(SEVERAL, layout, 250, calls))] as const,
+    ),
   ),
 ]
 

@@ -1,4 +1,4 @@
-import type { LuaFragments, LuaFrame } from './lua'
+import type { FlatSteps, LuaFragments, LuaFrame } from './lua'
 
 /**
  * fixed-window's Lua, both anchors (fixed-window.ts, first-request-window.ts). One source for
@@ -118,37 +118,57 @@ const FIXED_WINDOW =
  */
 const ADMITTED_AT = 'if server then return { reply, now } end\n'
 
+/** A timed refund of one anchor (`perKey`: windows start at each key's first request). */
+const fixedWindowRefund = (
+  perKey: boolean,
+  frame: LuaFrame,
+): string => `local at = now - tonumber(extra)
+local count = sa
+if ${perKey ? FK_HELD_AT : FW_HELD_AT} then
+  count = sa - cost
+  if count < 0 then count = 0 end
+end
+local expires_at = 0
+if count > 0 then expires_at = sb + window end
+${frame.save('count', 'sb', 'expires_at')}`
+
+/** An admitted consume's write. */
+const fixedWindowApply = (frame: LuaFrame): string => `count = count + cost
+${frame.save('count', 'window_start', 'window_start + window')}`
+
 /** The flat body of one anchor: `perKey`, windows start at each key's first request. */
 const fixedWindowFlat = (perKey: boolean, frame: LuaFrame): string => `
 if op == 'r' then
-  local at = now - tonumber(extra)
-  local count = sa
-  if ${perKey ? FK_HELD_AT : FW_HELD_AT} then
-    count = sa - cost
-    if count < 0 then count = 0 end
-  end
-  local expires_at = 0
-  if count > 0 then expires_at = sb + window end
-  ${frame.save('count', 'sb', 'expires_at')}
+  ${fixedWindowRefund(perKey, frame)}
   return nil
 end
 ${perKey ? FK_CURRENT : FW_CURRENT}-- The store computes the outcome from the reply with core's decide (flat-outcome.ts).
 local reply = ${FW_REPLY}
 if not (${FW_FITS}) or op == 'p' or cost == 0 then return reply end
-count = count + cost
-${frame.save('count', 'window_start', 'window_start + window')}
+${fixedWindowApply(frame)}
 ${frame.batch ? '' : ADMITTED_AT}return reply
 `
+
+/** The steps of one anchor (LuaFragments.steps). */
+const fixedWindowSteps = (perKey: boolean, frame: LuaFrame): FlatSteps => ({
+  read: '',
+  refund: fixedWindowRefund(perKey, frame),
+  look: `${perKey ? FK_CURRENT : FW_CURRENT}local reply, fits = ${FW_REPLY}, ${FW_FITS}
+`,
+  apply: fixedWindowApply(frame),
+})
 
 /** Clock-aligned windows; the module defines both anchors' (`fw`, `fk`). */
 export const fixedWindowLua: LuaFragments = {
   module: FIXED_WINDOW,
   swapped: true,
   flat: (frame) => fixedWindowFlat(false, frame),
+  steps: (frame) => fixedWindowSteps(false, frame),
 }
 
 /** Windows anchored at each key's first request (LimitOptions.anchor). */
 export const firstRequestWindowLua: LuaFragments = {
   ...fixedWindowLua,
   flat: (frame) => fixedWindowFlat(true, frame),
+  steps: (frame) => fixedWindowSteps(true, frame),
 }

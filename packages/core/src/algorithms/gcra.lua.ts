@@ -93,4 +93,13 @@ local after = backlog + cost * window
 ${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}
 return backlog
 `,
+  steps: (frame) => ({
+    read: '',
+    refund: `${GCRA_BACKLOG}local after = backlog - cost * window
+${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}`,
+    look: `${GCRA_BACKLOG}local reply, fits = backlog, ${meterFits(false)}
+`,
+    apply: `local after = backlog + cost * window
+${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}`,
+  }),
 }

@@ -40,6 +40,25 @@ export interface LuaFragments {
    * reply its registry row names (ReplyShape).
    */
   flat(frame: LuaFrame): string
+  /**
+   * The flat body in steps, for a flat script of several policies (all-or-nothing: every
+   * policy's `look` runs before any policy's `apply`); absent (a log), such plans take the
+   * generic script. Each step runs after the frame's head, in the policy's own scope, and
+   * neither returns nor writes but where it says.
+   */
+  steps?(frame: LuaFrame): FlatSteps
+}
+
+/** A flat body's steps (LuaFragments.steps), in the names of its flat body. */
+export interface FlatSteps {
+  /** Reads what the head did not (a ring), in the scope `look` and `apply` see. */
+  readonly read: string
+  /** A timed refund (op 'r'): its writes, after `read`. */
+  readonly refund: string
+  /** Consume or peek: sets `reply`, the policy's reply, and for a consume `fits`; no write. */
+  readonly look: string
+  /** An admitted consume of cost > 0 (every policy fits): its writes, after `look`. */
+  readonly apply: string
 }
 
 /**

@@ -63,6 +63,11 @@ export interface AlgorithmRow {
   readonly name: string
   /** Short code: in policy ids and in what stores send to their scripts. */
   readonly code: string
+  /**
+   * One letter for the code in RedisStore's short state keys (`g100/1s`): part of every key
+   * written, so a letter never changes once released.
+   */
+  readonly letter: string
   readonly family: AlgorithmFamily
   readonly state: StateShape
   readonly reply: ReplyShape
@@ -72,6 +77,11 @@ export interface AlgorithmRow {
   readonly shapes?: boolean
   /** See LeaseBoundary; absent when a lease may be spent at any time. */
   readonly leaseBoundary?: LeaseBoundary
+  /**
+   * Its state is one count per key and window, reset when the window ends: a store that can only
+   * increment a key's count (a peer library's `increment` store) runs it. @default false
+   */
+  readonly oneCount?: boolean
   /** Its transitions. */
   readonly narrow: Algorithm
   /** Its transitions for wide policies (isWide), where they differ from `narrow`. */
@@ -91,6 +101,7 @@ export interface AlgorithmRow {
   /** The variant anchored at each key's first request (LimitOptions.anchor), its own code. */
   readonly firstRequest?: {
     readonly code: string
+    readonly letter: string
     readonly narrow: Algorithm
     readonly lua: LuaFragments
   }
@@ -100,18 +111,26 @@ export const REGISTRY = [
   {
     name: 'fixed-window',
     code: 'fw',
+    letter: 'f',
     family: 'counter',
     state: 'pair',
     reply: 'window',
     takes: ['anchor'],
     leaseBoundary: 'window',
+    oneCount: true,
     narrow: fixedWindow,
     lua: fixedWindowLua,
-    firstRequest: { code: 'fk', narrow: firstRequestWindow, lua: firstRequestWindowLua },
+    firstRequest: {
+      code: 'fk',
+      letter: 'k',
+      narrow: firstRequestWindow,
+      lua: firstRequestWindowLua,
+    },
   },
   {
     name: 'sliding-window',
     code: 'sw',
+    letter: 'w',
     family: 'counter',
     state: 'ring',
     reply: 'ring',
@@ -123,6 +142,7 @@ export const REGISTRY = [
   {
     name: 'sliding-log',
     code: 'sl',
+    letter: 's',
     family: 'log',
     state: 'log',
     reply: 'log',
@@ -133,6 +153,7 @@ export const REGISTRY = [
   {
     name: 'token-bucket',
     code: 'tb',
+    letter: 't',
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
@@ -146,6 +167,7 @@ export const REGISTRY = [
   {
     name: 'leaky-bucket',
     code: 'lb',
+    letter: 'l',
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
@@ -160,6 +182,7 @@ export const REGISTRY = [
   {
     name: 'gcra',
     code: 'gc',
+    letter: 'g',
     family: 'meter',
     state: 'pair',
     reply: 'backlog',
@@ -194,6 +217,11 @@ export const DEFAULT_ALGORITHM: AlgorithmName = 'sliding-window'
 /** The names of the algorithms that take `option`, for a message. */
 export function namesTaking(option: AlgorithmOption): AlgorithmName[] {
   return ALGORITHM_NAMES.filter((name) => rowOf(name).takes.includes(option))
+}
+
+/** The names of the algorithms whose row passes `test`. */
+export function namesWhere(test: (row: AlgorithmRow) => boolean): AlgorithmName[] {
+  return ALGORITHM_NAMES.filter((name) => test(rowOf(name)))
 }
 
 /** The names of the algorithms in `family`. */

@@ -1,4 +1,4 @@
-import type { LuaFragments, LuaFrame } from './lua'
+import type { FlatSteps, LuaFragments, LuaFrame } from './lua'
 
 /**
  * sliding-window's Lua, the state transitions of sliding-window.ts (count,
@@ -190,17 +190,89 @@ const inHash = (slot: string): string => `(c[${slot}] or 0)`
 
 /**
  * A ring slot's field name: with the precision baked in (and small), from a table the script
- * builds once per call (a batch's decisions share it), else formatted where it is needed.
+ * builds once per call (a batch's decisions share it), else formatted where it is needed. The
+ * table is named by its size, so policies of several precisions in one script have their own.
  */
 const FIELD_TABLE_MAX = 30
-const fieldNames = (baked: LuaFrame['baked']): string =>
+const fieldTable = (baked: LuaFrame['baked']): string | undefined =>
   baked !== undefined && baked.precision <= FIELD_TABLE_MAX
-    ? `local FIELD = { ${Array.from({ length: baked.precision + 1 }, (_, i) => `[${i}] = '${i}'`).join(', ')} }\n`
-    : ''
-const fieldOf = (baked: LuaFrame['baked'], slot: string): string =>
-  baked !== undefined && baked.precision <= FIELD_TABLE_MAX
-    ? `FIELD[${slot}]`
-    : `string.format('%d', ${slot})`
+    ? `FIELD_${baked.precision + 1}`
+    : undefined
+const fieldNames = (baked: LuaFrame['baked']): string => {
+  const table = fieldTable(baked)
+  if (table === undefined || baked === undefined) return ''
+  const names = Array.from({ length: baked.precision + 1 }, (_, i) => `[${i}] = '${i}'`)
+  return `local ${table} = { ${names.join(', ')} }\n`
+}
+const fieldOf = (baked: LuaFrame['baked'], slot: string): string => {
+  const table = fieldTable(baked)
+  return table !== undefined ? `${table}[${slot}]` : `string.format('%d', ${slot})`
+}
+
+/**
+ * The hash read (keys of their own): the ring's counts `c` by slot, the `newest` bucket, and
+ * the reply: now, the newest bucket, then slot and counter of each non-zero counter, as
+ * integers (no bulk strings for the client to parse). One pass.
+ */
+const KEYS_READ = `local size = window / precision
+local ring = precision + 1
+local h = call('HGETALL', key)
+local newest, c, reply, r = 0, {}, { now, 0 }, 2
+for i = 1, #h, 2 do
+  local value = tonumber(h[i + 1])
+  if h[i] == 'n' then
+    newest = value
+  else
+    local slot = tonumber(h[i])
+    c[slot] = value
+    reply[r + 1], reply[r + 2] = slot, value
+    r = r + 2
+  end
+end
+reply[2] = newest
+`
+
+/** A timed refund on the hash (as sliding_window.refund then save). */
+const keysRefund = (frame: LuaFrame): string => `${SW_REFUND_LEFT}if reaches then
+  if left > 0 then
+    c[slot] = left
+    call('HSET', key, ${fieldOf(frame.baked, 'slot')}, string.format('%d', left))
+  elseif c[slot] then
+    c[slot] = nil
+    call('HDEL', key, ${fieldOf(frame.baked, 'slot')})
+  end
+end
+-- save: the TTL ends with the newest bucket that still holds a count (resetAt).
+${swExpiry(inHash)}if expires_at <= now then
+  call('DEL', key)
+else
+  call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
+end
+`
+
+/**
+ * Applying a request to the hash: buckets after the newest one restart at zero (their slots
+ * are the ones to clear); `keep` says whether the TTL set by every save since stands.
+ */
+const keysApply = (
+  frame: LuaFrame,
+  keep: (then: string) => string,
+): string => `${SW_APPLY_BUCKET}if bucket > newest then
+  -- The new bucket's own slot is one of them: it restarts at cost (HSET below).
+  local gone = {}
+  for s, _ in pairs(c) do
+    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = ${fieldOf(frame.baked, 's')} end
+  end
+  for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
+  call('HSET', key, 'n', string.format('%d', bucket), ${fieldOf(frame.baked, 'slot')}, string.format('%d', cost))
+else
+  call('HSET', key, ${fieldOf(frame.baked, 'slot')}, string.format('%d', (c[slot] or 0) + cost))
+  -- The newest bucket already counted: every save since set the TTL to end with its window,
+  -- at the same moment on the server's clock (with client time, the writer's clock moves it).
+  ${keep('(c[slot] or 0) > 0 and server')}
+end
+`
+const PEXPIRE_BUCKET = `call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))`
 
 /**
  * The flat body on keys of their own, any precision: the
@@ -215,73 +287,41 @@ const fieldOf = (baked: LuaFrame['baked'], slot: string): string =>
  * outcome with core's own decide (@sluice/redis flat-outcome.ts). Refund (with a time) as
  * sliding_window.refund then save. Negative integer reply: the key's block.
  */
-const keysFlat = (frame: LuaFrame): string => `local size = window / precision
-local ring = precision + 1
-local h = call('HGETALL', key)
--- The state as read, and the reply: now, the newest bucket, then slot and counter of each
--- non-zero counter, as integers (no bulk strings for the client to parse). One pass.
-local newest, c, reply, r = 0, {}, { now, 0 }, 2
-for i = 1, #h, 2 do
-  local value = tonumber(h[i + 1])
-  if h[i] == 'n' then
-    newest = value
-  else
-    local slot = tonumber(h[i])
-    c[slot] = value
-    reply[r + 1], reply[r + 2] = slot, value
-    r = r + 2
-  end
-end
-reply[2] = newest
-if op == 'r' then
-  ${SW_REFUND_LEFT}  if reaches then
-    if left > 0 then
-      c[slot] = left
-      call('HSET', key, ${fieldOf(frame.baked, 'slot')}, string.format('%d', left))
-    elseif c[slot] then
-      c[slot] = nil
-      call('HDEL', key, ${fieldOf(frame.baked, 'slot')})
-    end
-  end
-  -- save: the TTL ends with the newest bucket that still holds a count (resetAt).
-  ${swExpiry(inHash)}  if expires_at <= now then
-    call('DEL', key)
-  else
-    call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
-  end
-  return nil
+const keysFlat = (frame: LuaFrame): string => `${KEYS_READ}if op == 'r' then
+  ${keysRefund(frame)}  return nil
 end
 local h = reply
 if cost > limit or op == 'p' or cost == 0 then return h end
 -- decide's admission test: floor(scaledEstimate / size) + cost <= limit, at now held at the
 -- newest bucket already counted.
 ${swUsed(inHash)}if used + cost > limit then return h end
--- apply: buckets after the newest one restart at zero (their slots are the ones to clear).
-${SW_APPLY_BUCKET}if bucket > newest then
-  -- The new bucket's own slot is one of them: it restarts at cost (HSET below).
-  local gone = {}
-  for s, _ in pairs(c) do
-    if s ~= slot and ${swStale('s')} then gone[#gone + 1] = ${fieldOf(frame.baked, 's')} end
-  end
-  for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
-  call('HSET', key, 'n', string.format('%d', bucket), ${fieldOf(frame.baked, 'slot')}, string.format('%d', cost))
-else
-  call('HSET', key, ${fieldOf(frame.baked, 'slot')}, string.format('%d', (c[slot] or 0) + cost))
-  -- The newest bucket already counted: every save since set the TTL to end with its window,
-  -- at the same moment on the server's clock (with client time, the writer's clock moves it).
-  if (c[slot] or 0) > 0 and server then return h end
-end
-call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))
+${keysApply(frame, (then) => `if ${then} then return h end`)}${PEXPIRE_BUCKET}
 return h
 `
 
+/** The admission test of the steps: `fits` for a consume, decide's test as above. */
+const STEPS_FITS = `local fits = false
+if op == 'c' and cost > 0 and cost <= limit then
+  ${swUsed(inHash)}  fits = used + cost <= limit
+end
+`
+
+/** The steps on keys of their own (LuaFragments.steps): the flat body's parts. */
+const keysSteps = (frame: LuaFrame): FlatSteps => ({
+  read: KEYS_READ,
+  refund: keysRefund(frame),
+  look: STEPS_FITS,
+  apply: `local keep = false
+${keysApply(frame, (then) => `keep = ${then}`)}if not keep then
+  ${PEXPIRE_BUCKET}
+end
+`,
+})
+
 /**
- * The flat body on the packed layout (@sluice/redis lua/packed.ts): the ring is core's state vector in one
- * field, `<expires at>;<newest>,<count of slot 0>,...`, read whole (read_ring), changed here as
- * the hash is above, and written whole (save_ring) with the expiry the hash's TTL would have.
- * Same reply and same transitions as the script above.
+ * The ring read from its field (packed layout), and the reply as on keys of their own.
  */
-const packedFlat = `local size = window / precision
+const PACKED_READ = `local size = window / precision
 local ring = precision + 1
 local newest, c = read_ring(key, field, now, ring)
 local reply, r = { now, newest }, 2
@@ -289,16 +329,15 @@ for slot, value in pairs(c) do
   reply[r + 1], reply[r + 2] = slot, value
   r = r + 2
 end
-if op == 'r' then
-  ${SW_REFUND_LEFT}  if reaches then
-    if left > 0 then c[slot] = left else c[slot] = nil end
-  end
-  ${swExpiry(inHash)}  save_ring(key, field, newest, c, ring, expires_at, now, slack)
-  return nil
+`
+
+const PACKED_REFUND = `${SW_REFUND_LEFT}if reaches then
+  if left > 0 then c[slot] = left else c[slot] = nil end
 end
-if cost > limit or op == 'p' or cost == 0 then return reply end
-${swUsed(inHash)}if used + cost > limit then return reply end
-${SW_APPLY_BUCKET}if bucket > newest then
+${swExpiry(inHash)}save_ring(key, field, newest, c, ring, expires_at, now, slack)
+`
+
+const PACKED_APPLY = `${SW_APPLY_BUCKET}if bucket > newest then
   -- The new bucket's own slot is one of the stale ones: it restarts at cost.
   for s, _ in pairs(c) do
     if ${swStale('s')} then c[s] = nil end
@@ -307,11 +346,32 @@ ${SW_APPLY_BUCKET}if bucket > newest then
 end
 c[slot] = (c[slot] or 0) + cost
 save_ring(key, field, newest, c, ring, (bucket + precision + 1) * size, now, slack)
-return reply
 `
+
+/**
+ * The flat body on the packed layout (@sluice/redis lua/packed.ts): the ring is core's state vector in one
+ * field, `<expires at>;<newest>,<count of slot 0>,...`, read whole (read_ring), changed here as
+ * the hash is above, and written whole (save_ring) with the expiry the hash's TTL would have.
+ * Same reply and same transitions as the script above.
+ */
+const packedFlat = `${PACKED_READ}if op == 'r' then
+  ${PACKED_REFUND}  return nil
+end
+if cost > limit or op == 'p' or cost == 0 then return reply end
+${swUsed(inHash)}if used + cost > limit then return reply end
+${PACKED_APPLY}return reply
+`
+
+const PACKED_STEPS: FlatSteps = {
+  read: PACKED_READ,
+  refund: PACKED_REFUND,
+  look: STEPS_FITS,
+  apply: PACKED_APPLY,
+}
 
 export const slidingWindowLua: LuaFragments = {
   module: SLIDING_WINDOW,
   flatSetup: (frame) => (frame.layout === 'keys' ? fieldNames(frame.baked) : ''),
   flat: (frame) => (frame.layout === 'keys' ? keysFlat(frame) : packedFlat),
+  steps: (frame) => (frame.layout === 'keys' ? keysSteps(frame) : PACKED_STEPS),
 }

@@ -91,6 +91,17 @@ level = backlog + cost * window
 ${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}
 return backlog
 `,
+    steps: (frame) => ({
+      read: '',
+      refund: `${BUCKET_DRAINED}level = level - cost * window
+if level < 0 then level = 0 end
+${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}`,
+      look: `${BUCKET_DRAINED}local backlog = level
+local reply, fits = backlog, ${meterFits(shaping)}
+`,
+      apply: `level = backlog + cost * window
+${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}`,
+    }),
   }
 }
 

@@ -3,6 +3,7 @@
  * onStoreError mode, costs, durations, keys, and what an aborted wait rejects with.
  */
 import { describeValue, invalidOption, SluiceError } from '../errors'
+import { checkFiniteNumber, checkPositiveInteger } from '../option-checks'
 import type { StoreErrorMode } from '../options'
 import type { Store } from '../store/types'
 
@@ -38,16 +39,6 @@ export function describeMode(mode: StoreErrorMode): string {
   return typeof mode === 'string' ? `'${mode}'` : 'a fallback limiter'
 }
 
-export function checkCost(cost: unknown): number {
-  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1) {
-    throw new SluiceError(
-      'ERR_SLUICE_ARGUMENT',
-      `\`cost\` must be a positive integer; got ${describeValue(cost)}`,
-    )
-  }
-  return cost
-}
-
 /** Throws a SluiceError (ERR_SLUICE_ARGUMENT) naming the argument and the value. */
 export function badArgument(name: string, value: unknown, expected: string): never {
   throw new SluiceError(
@@ -56,20 +47,13 @@ export function badArgument(name: string, value: unknown, expected: string): nev
   )
 }
 
+export function checkCost(cost: unknown): number {
+  return checkPositiveInteger(cost, 'cost', 'a positive integer', badArgument)
+}
+
 export function checkMs(value: unknown, name: string, allowZero: boolean): number {
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value < 0 ||
-    (!allowZero && value === 0)
-  ) {
-    badArgument(
-      name,
-      value,
-      allowZero ? 'a finite number of ms >= 0' : 'a positive finite number of ms',
-    )
-  }
-  return value
+  const what = allowZero ? 'a finite number of ms >= 0' : 'a positive finite number of ms'
+  return checkFiniteNumber(value, name, what, allowZero, badArgument)
 }
 
 /** The error an aborted wait rejects with when its signal carries no reason of its own. */

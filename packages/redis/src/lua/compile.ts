@@ -5,6 +5,7 @@
  */
 import { DRIVER, DRIVER_BATCH } from './driver'
 import { frameOf, head, tail } from './flat/frame'
+import { severalLua } from './flat/several'
 import { PACKED_STATE } from './packed'
 import { KEY_STATE, PRELUDE } from './prelude'
 import { PACKED_WIDE_STATE, WIDE_STATE } from './wide'
@@ -12,6 +13,7 @@ import type { FlatShape, GenericShape, ScriptShape } from './shape'
 
 /** The Lua of a script of `shape`. */
 export function compile(shape: ScriptShape): string {
+  if (shape.engine === 'several') return severalLua(shape)
   return shape.engine === 'generic' ? generic(shape) : flat(shape)
 }
 

@@ -23,6 +23,7 @@ import type {
   Layout,
   ModuleVariant,
   ScriptShape,
+  SeveralShape,
   Variant,
 } from './shape'
 import { sha1Hex } from '../web-crypto'
@@ -161,6 +162,38 @@ function sharedShapes(): Record<string, ScriptShape> {
   shapes['packed-wide'] = generic(wide, 'packed-wide', 'single')
   shapes['packed-wide:batch'] = generic(wide, 'packed-wide', 'batch')
   return shapes
+}
+
+/** Most policies one flat script of several decides (SeveralShape); more: the generic script. */
+export const MAX_SEVERAL = 8
+
+/** Whether each policy's variant has the flat steps a script of several inlines (not a log). */
+export const hasSteps = (policies: readonly Pick<Policy, 'algorithm' | 'anchor'>[]): boolean =>
+  policies.every((p) => policyVariant(p).lua.steps !== undefined)
+
+/**
+ * The shape of a plan's own flat script of several policies (Planner in plan.ts), each baked
+ * with `slackMs`, on `layout`, of one call or a batch.
+ */
+export function severalShape(
+  policies: readonly Policy[],
+  layout: SeveralShape['layout'],
+  slackMs: number,
+  calls: Calls,
+): SeveralShape {
+  return {
+    engine: 'several',
+    variants: policies.map(policyVariant),
+    layout,
+    policies: policies.map((p) => ({
+      limit: p.limit,
+      windowMs: p.windowMs,
+      burst: p.burst,
+      precision: p.precision,
+      slackMs,
+    })),
+    calls,
+  }
 }
 
 /** The shapes of the shared scripts (see sharedShapes). */

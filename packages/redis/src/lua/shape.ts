@@ -65,4 +65,18 @@ export interface FlatShape {
   readonly calls: Calls
 }
 
-export type ScriptShape = GenericShape | FlatShape
+/**
+ * The flat engine for several policies of one key (all-or-nothing): each policy's flat body in
+ * its steps (LuaFragments.steps), inlined, every policy read and tested before any is written
+ * (lua/flat/several.ts); consume, peek and timed refund; the policies baked in, one variant
+ * per policy in order (a plan's own script: Planner in plan.ts).
+ */
+export interface SeveralShape {
+  readonly engine: 'several'
+  readonly variants: readonly Variant[]
+  readonly layout: 'keys' | 'packed'
+  readonly policies: readonly BakedPolicy[]
+  readonly calls: Calls
+}
+
+export type ScriptShape = GenericShape | FlatShape | SeveralShape

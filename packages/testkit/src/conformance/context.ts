@@ -11,7 +11,7 @@ import {
   type Policy,
   type Store,
 } from '@sluice/core'
-import { resolvePolicy } from '@sluice/core/adapter'
+import { resolvePolicy, ROWS } from '@sluice/core/adapter'
 
 export interface StoreUnderTest {
   readonly store: Store
@@ -154,10 +154,8 @@ export function openConformance(
     },
     traceRuns: capabilities.traceRuns ?? 60,
     ordered: supported.filter((a) => capabilities.ordered?.includes(a) ?? true),
-    meters: supported.filter((a) => a === 'token-bucket' || a === 'leaky-bucket' || a === 'gcra'),
-    windowed: supported.filter(
-      (a) => a === 'fixed-window' || a === 'sliding-window' || a === 'sliding-log',
-    ),
+    meters: supported.filter((a) => ROWS[a].family === 'meter'),
+    windowed: supported.filter((a) => ROWS[a].family !== 'meter'),
   }
   return context
 }

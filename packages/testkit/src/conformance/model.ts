@@ -8,7 +8,7 @@ import {
   type Policy,
   type PolicyOutcome,
 } from '@sluice/core'
-import { algorithmOf } from '@sluice/core/adapter'
+import { algorithmOf, ROWS } from '@sluice/core/adapter'
 import fc from 'fast-check'
 
 /** The five fields of the contract (stores may return richer objects, e.g. core's Verdict). */
@@ -110,7 +110,8 @@ export type Step =
 
 /** A limit small enough that traces reach and leave it often. */
 export function limitArbitrary(algorithm: AlgorithmName): fc.Arbitrary<LimitOptions> {
-  const meter = algorithm === 'token-bucket' || algorithm === 'leaky-bucket' || algorithm === 'gcra'
+  // Each option the algorithm takes (the registry's `takes`), and no other.
+  const takes: readonly string[] = ROWS[algorithm].takes
   return fc
     .record({
       limit: fc.integer({ min: 1, max: 8 }),
@@ -120,11 +121,11 @@ export function limitArbitrary(algorithm: AlgorithmName): fc.Arbitrary<LimitOpti
       anchor: fc.constantFrom('clock' as const, 'first-request' as const),
     })
     .map(({ limit, precision, unit, burst, anchor }) => {
-      const window = unit * (algorithm === 'sliding-window' ? precision : 4)
+      const window = unit * (takes.includes('precision') ? precision : 4)
       const options: LimitOptions = { algorithm, limit, window }
-      if (algorithm === 'sliding-window') return { ...options, precision }
-      if (algorithm === 'fixed-window') return { ...options, anchor }
-      return meter ? { ...options, burst } : options
+      if (takes.includes('precision')) return { ...options, precision }
+      if (takes.includes('anchor')) return { ...options, anchor }
+      return takes.includes('burst') ? { ...options, burst } : options
     })
 }
 

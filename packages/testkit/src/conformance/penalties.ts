@@ -41,8 +41,7 @@ export function registerPenaltyCases(ctx: ConformanceContext): void {
       })
     }
 
-    const meters = supported.filter((a) => ['gcra', 'token-bucket', 'leaky-bucket'].includes(a))
-    for (const algorithm of meters) {
+    for (const algorithm of ctx.meters) {
       // At time 0 a meter's state can be [0 ms, remainder]: not empty, so a store keeps it.
       test(`a penalty at time 0 holds the next request back (${algorithm})`, async () => {
         const key = freshKey()

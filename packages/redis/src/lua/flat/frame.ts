@@ -165,11 +165,14 @@ if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
  *
  * \`call\` stands in for redis.call in \`one\`: reads of a held key come from the held state, and
  * its writes (SET PX, DEL, HSET, HDEL, PEXPIRE: all that the decisions write) change only it.
+ * `count`: how many of KEYS, from the first, are state keys.
  */
-export const HOLD_REPEATED = `local rcall, repeated, held, dirty = call, {}, {}, {}
+export const holdRepeated = (
+  count: string,
+): string => `local rcall, repeated, held, dirty = call, {}, {}, {}
 do
   local seen = {}
-  for i = 1, m do
+  for i = 1, ${count} do
     if seen[KEYS[i]] then repeated[KEYS[i]] = true else seen[KEYS[i]] = true end
   end
 end
@@ -266,6 +269,9 @@ local function flush()
 end
 `
 
+/** HOLD_REPEATED of a batch of one key per decision: KEYS[1] to KEYS[m]. */
+export const HOLD_REPEATED = holdRepeated('m')
+
 /**
  * The end of a batch script (see `inputs`): the decision above, as the function `one`, for
  * each key in turn, in the order given, each with its own cost and sliding-log request id.
@@ -353,7 +359,7 @@ export function frameOf(shape: FlatShape): LuaFrame {
 }
 
 /** Writes the pair (a, b) expiring at `expires_at` to its key (save_pair in prelude.ts). */
-function saveKey(a: string, b: string, expiresAt: string): string {
+export function saveKey(a: string, b: string, expiresAt: string): string {
   const px = `'PX', string.format('%d', ${expiresAt} - now + slack)`
   return `
 if ${expiresAt} <= now then

@@ -1,0 +1,184 @@
+/**
+ * Owns the flat scripts of several policies of one key (SeveralShape): each policy's flat body
+ * in its steps (core's LuaFragments.steps), inlined with the policy baked in, so a decision
+ * builds no table but its reply and calls no function per policy. All-or-nothing: policy i's
+ * scope nests policy i + 1's, so every policy is read and tested (`look`) before any is
+ * written, and each one's `apply` runs as its scope closes, on the locals its `look` left.
+ * Two policies of one plan never share a state here (route.ts sends those to the generic
+ * script), so the order of the writes does not matter.
+ *
+ * Single call (keys of their own): KEYS[1..n] the states, KEYS[n + 1] the block (not on a
+ * Cluster, see driver.ts); ARGV as a per-policy flat script's (extra, op, now, cost, maxDelayMs,
+ * each optional: `inputs` in frame.ts). Packed (lua/packed.ts): KEYS[1..n] the hashes,
+ * KEYS[n + 1] the block's; ARGV[1..n] the fields, ARGV[n + 1] the block's field, then those
+ * five. Replies as the generic scripts (driver.ts): one reply per policy, each its flat
+ * script's, and after them, for an admitted consume on Redis's clock, the time it was counted
+ * at; a blocked key's -(ms until the block ends) for every policy; nil for a refund.
+ *
+ * Batch (consumes; standalone Redis), as the flat batch scripts with n keys per decision:
+ * keys of their own, KEYS[n * (i - 1) + j] state j of decision i (1 <= i <= m), then (ARGV[3]
+ * 'b') the block of each, and `<prefix>:blocks` last (ANY_BLOCK); ARGV[2] now, ARGV[3 + i] the
+ * costs, all absent when every cost is 1. Packed: KEYS the hashes of each decision, then the
+ * block's hash of each; ARGV[2] now, and from ARGV[4] n + 2 per decision: its fields, its
+ * block's field, its cost. Replies with each decision's reply, in order.
+ */
+import type { LuaFrame } from '@sluice/core/web'
+import { decodePair } from '../pair'
+import { PACKED_FIELDS, PACKED_RING } from '../packed'
+import type { SeveralShape } from '../shape'
+import { BLOCK_KEY, eachAlone, holdRepeated, saveKey, UNPACK } from './frame'
+import { packedSave } from './packed-frame'
+
+/** The Lua of a script of `shape`. */
+export function severalLua(shape: SeveralShape): string {
+  const n = shape.variants.length
+  if (n < 2 || n !== shape.policies.length) throw new Error('several policies, one variant each')
+  const batch = shape.calls === 'batch'
+  return `${inputs(shape)}${setups(shape)}${batch ? batchHead(shape) : ''}${decision(shape)}${batch ? batchTail(shape) : ''}`
+}
+
+/** An integer constant (a baked number). */
+function int(x: number): string {
+  if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
+  return String(x)
+}
+
+/** The inputs as locals, and the clock (Redis TIME unless `now` is given). */
+function inputs(shape: SeveralShape): string {
+  const n = shape.variants.length
+  const slack = int(shape.policies[0].slackMs)
+  const packed = shape.layout === 'packed'
+  const ring = shape.variants.some((v) => v.state === 'ring')
+  const fields = packed ? `${PACKED_FIELDS}${ring ? PACKED_RING : ''}` : ''
+  let own: string
+  if (shape.calls === 'batch') {
+    own = `local op, extra, slack, maxd = 'c', '', ${slack}, 0
+local now = tonumber(ARGV[2])
+`
+  } else {
+    // The packed layout's fields come first: the rest are optional, each sent only up to the
+    // last that is not its default (pushOwnArgs in script-args.ts).
+    const a = packed ? n + 1 : 0
+    own = `local bkey, extra, op = KEYS[${n + 1}] or ${BLOCK_KEY}, ARGV[${a + 1}] or '', ARGV[${a + 2}] or 'c'
+local now = tonumber(ARGV[${a + 3}])
+local cost, slack, maxd = tonumber(ARGV[${a + 4}]) or 1, ${slack}, tonumber(ARGV[${a + 5}]) or 0
+${packed ? `local bfield = ARGV[${n + 1}]\n` : ''}`
+  }
+  return `
+local floor, ceil, tonumber = math.floor, math.ceil, tonumber
+local unpack = ${UNPACK}
+local call = redis.call
+${own}${fields}local server = not now
+if server then
+  local t = call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+`
+}
+
+/** Each policy's frame: the shape's layout, the policy as its constants. */
+function frameOf(shape: SeveralShape, i: number): LuaFrame {
+  return {
+    layout: shape.layout,
+    batch: shape.calls === 'batch',
+    baked: shape.policies[i],
+    save: shape.layout === 'packed' ? packedSave : saveKey,
+  }
+}
+
+/** What each variant defines once per call (flatSetup), each text once. */
+function setups(shape: SeveralShape): string {
+  const texts = new Set<string>()
+  shape.variants.forEach((v, i) => texts.add(v.lua.flatSetup?.(frameOf(shape, i)) ?? ''))
+  return [...texts].join('')
+}
+
+/**
+ * Batch: how many decisions (`m`), whether blocks are read (ANY_BLOCK in frame.ts, with n
+ * keys per decision; packed: always, as its flat batch), held repeated keys (keys of their own),
+ * and the decision as the function `one`.
+ */
+function batchHead(shape: SeveralShape): string {
+  const n = shape.variants.length
+  if (shape.layout === 'packed') {
+    return `local m, blocks = #KEYS / ${n + 1}, true
+local function one(base, bkey, fbase, cost)
+local bfield = ARGV[fbase + ${n + 1}]
+`
+  }
+  return `local declared = ARGV[3] == 'b'
+local m = floor((#KEYS - 1) / ${n})
+if declared then m = floor((#KEYS - 1) / ${n + 1}) end
+local blocks = call('EXISTS', KEYS[#KEYS]) == 1
+if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
+${holdRepeated(`m * ${n}`)}local function one(base, bkey, extra, cost)
+`
+}
+
+/** Batch: `one` for each decision in turn (eachAlone in frame.ts), held keys written at the end. */
+function batchTail(shape: SeveralShape): string {
+  const n = shape.variants.length
+  const decide =
+    shape.layout === 'packed'
+      ? `local j = 3 + ${n + 2} * (i - 1)
+    out[i] = one(${n} * (i - 1), KEYS[m * ${n} + i], j, tonumber(ARGV[j + ${n + 2}]))`
+      : `out[i] = one(${n} * (i - 1), declared and KEYS[m * ${n} + i], '', tonumber(ARGV[i + 3]) or 1)`
+  return `end
+local out, n = {}, m
+${eachAlone(decide)}${shape.layout === 'packed' ? '' : 'flush()\n'}return out
+`
+}
+
+/**
+ * One decision: the block (consume, peek), then a refund policy by policy, or every policy's
+ * look nested in the one before, the applies as the scopes close (see the file's comment).
+ */
+function decision(shape: SeveralShape): string {
+  const n = shape.variants.length
+  const batch = shape.calls === 'batch'
+  const base = batch ? 'base + ' : ''
+  const packed = shape.layout === 'packed'
+  const read = packed ? 'block_field(bkey, bfield)' : `redis.pcall('GET', bkey)`
+  const blocked = Array.from({ length: n }, () => '-wait').join(', ')
+  const scopes = shape.variants.map((variant, i) => {
+    const p = shape.policies[i]
+    const field = packed ? (batch ? `ARGV[fbase + ${i + 1}]` : `ARGV[${i + 1}]`) : ''
+    const place = packed
+      ? `local key, field, swapped = KEYS[${base}${i + 1}], ${field}, ${variant.lua.swapped === true}`
+      : `local key = KEYS[${base}${i + 1}]`
+    const head =
+      variant.state !== 'pair'
+        ? ''
+        : packed
+          ? `local sa, sb = read_field(key, field, now)\nif swapped then sa, sb = sb, sa end\n`
+          : `local v = call('GET', key)\nlocal sa, sb = 0, 0\n${decodePair('v', 'sa', 'sb')}`
+    const steps = variant.lua.steps?.(frameOf(shape, i))
+    if (steps === undefined) throw new Error(`no steps for ${variant.code}`)
+    const open = `${place}
+local limit, window, burst, precision = ${int(p.limit)}, ${int(p.windowMs)}, ${int(p.burst)}, ${int(p.precision)}
+${head}${steps.read}`
+    return { open, steps }
+  })
+  const refund = scopes.map(({ open, steps }) => `do\n${open}${steps.refund}end\n`).join('')
+  let nest = ''
+  for (let i = n - 1; i >= 0; i--) {
+    const { open, steps } = scopes[i]
+    const tested = `out[${i + 1}] = reply\nif not fits then admitted = false end\n`
+    const go = i === n - 1 ? `go = admitted and op == 'c' and cost > 0\n` : ''
+    nest = `do\n${open}${steps.look}${tested}${nest}${go}if go then\n${steps.apply}end\nend\n`
+  }
+  return `if op ~= 'r'${batch ? ' and blocks' : ''} then
+  local blocked = ${read}
+  if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
+    local wait = tonumber(blocked) - now
+    if wait > 0 then return { ${blocked} } end
+  end
+end
+if op == 'r' then
+${refund}return nil
+end
+local out, admitted, go = {}, true, false
+${nest}if go and server then out[${n + 1}] = now end
+return out
+`
+}
