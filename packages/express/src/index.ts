@@ -4,7 +4,7 @@
  */
 import { type Decision } from '@sluice/core'
 import { type HttpLimitOptions, type HttpVerdict, type RejectVerdict } from '@sluice/http'
-import { invalidOption, isPromise } from '@sluice/core/adapter'
+import { invalidOption } from '@sluice/core/adapter'
 import { refusePeerNames, createRefusalJson, JSON_CONTENT_TYPE } from '@sluice/http'
 import { createHttpLimiter } from '@sluice/rules'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
@@ -114,7 +114,10 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
       next(error)
       return
     }
-    if (isPromise(verdict)) return settle(req, res, next, verdict)
+    // Not through isPromise: this site's own feedback sees a verdict alone (no `then` lookup).
+    if (typeof (verdict as { then?: unknown }).then === 'function')
+      return settle(req, res, next, verdict as Promise<HttpVerdict>)
+    verdict = verdict as HttpVerdict
     if (verdict.action === 'reject' && !handledByUser(verdict)) {
       try {
         refuse(req, res, verdict)

@@ -9,7 +9,7 @@ import {
   type HttpVerdict,
   type RejectVerdict,
 } from '@sluice/http'
-import { invalidOption, isPromise } from '@sluice/core/adapter'
+import { invalidOption } from '@sluice/core/adapter'
 import { createRefusalJson, JSON_CONTENT_TYPE } from '@sluice/http'
 import { createHttpLimiter } from '@sluice/rules'
 import type {
@@ -133,8 +133,9 @@ function createHook(
     } catch (error) {
       return Promise.reject(error)
     }
-    if (isPromise(verdict)) {
-      verdict.then((settled) => {
+    // Not through isPromise: this site's own feedback sees a verdict alone (no `then` lookup).
+    if (typeof (verdict as { then?: unknown }).then === 'function') {
+      ;(verdict as Promise<HttpVerdict>).then((settled) => {
         if (settled.action === 'pass') return done()
         if (settled.action !== 'allow') {
           apply(request, reply, settled).then(() => done(), done)
@@ -149,6 +150,7 @@ function createHook(
       }, done)
       return undefined
     }
+    verdict = verdict as HttpVerdict
     if (verdict.action === 'pass') {
       done()
       return undefined

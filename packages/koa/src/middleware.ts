@@ -12,7 +12,6 @@ import type {
   ProxyTrust,
   RejectVerdict,
 } from '@sluice/http'
-import { isPromise } from '@sluice/core/adapter'
 import { createRefusalJson, JSON_CONTENT_TYPE } from '@sluice/http'
 import { createHttpLimiter } from '@sluice/rules'
 import type { Context, Middleware, Next } from 'koa'
@@ -94,7 +93,9 @@ export function koaMiddleware(
     let verdict: HttpVerdict | Promise<HttpVerdict>
     try {
       verdict = limiter.decideNow(ctx, ctx.res)
-      if (!isPromise(verdict)) {
+      // Not through isPromise: this site's own feedback sees a verdict alone (no `then` lookup).
+      if (typeof (verdict as { then?: unknown }).then !== 'function') {
+        verdict = verdict as HttpVerdict
         if (verdict.action === 'pass') return Promise.resolve(next())
         if (verdict.action === 'allow') {
           ctx.state.rateLimit = verdict.decision
