@@ -5,6 +5,8 @@ import { join } from 'node:path'
 import { testDeclaredOptions } from '@sluice/testkit'
 import { LIMITER_OPTIONS } from '../src/limiter/settings'
 import { LIMIT_OPTIONS } from '../src/options'
+import { TIER_OPTIONS } from '../src/tier/options'
+import { PROMETHEUS_OPTIONS } from '../src/metrics/prometheus'
 import { createLimiter } from '@sluice/core'
 
 const SRC = join(__dirname, '..', 'src')
@@ -14,6 +16,26 @@ testDeclaredOptions(LIMITER_OPTIONS, [
   [join(SRC, 'options.ts'), 'LimitOptions'],
   [join(SRC, 'options.ts'), 'LimiterOptions'],
 ])
+testDeclaredOptions(TIER_OPTIONS, [[join(SRC, 'tier', 'options.ts'), 'LocalTierOptions']])
+testDeclaredOptions(PROMETHEUS_OPTIONS, [
+  [join(SRC, 'metrics', 'prometheus.ts'), 'PrometheusMetricsOptions'],
+])
+
+test('localTier and prometheusMetrics resolve to their declared defaults', () => {
+  expect(TIER_OPTIONS.resolve({})).toEqual({ leaseMs: undefined, maxShare: 0.02 })
+  expect(() => TIER_OPTIONS.resolve({ leaseMs: 0 })).toThrow(
+    '`leaseMs` must be a positive integer number of ms; got 0',
+  )
+  expect(() => TIER_OPTIONS.resolve({ lease: 5 } as never)).toThrow(
+    'unknown option `lease` for localTier (value 5)',
+  )
+  const metrics = PROMETHEUS_OPTIONS.resolve({ prefix: null as never })
+  expect(metrics).toMatchObject({ prefix: 'sluice_', nearLimitRatio: 0.8 })
+  expect(metrics.buckets).toHaveLength(12)
+  expect(() => PROMETHEUS_OPTIONS.resolve({ prefix: 'a-b' })).toThrow(
+    '`prefix` must be a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*); got "a-b"',
+  )
+})
 
 test('a name not declared is refused, naming it and its value', () => {
   expect(() => createLimiter({ limit: 1, window: 1000, brust: 2 } as never)).toThrow(

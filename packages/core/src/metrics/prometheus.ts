@@ -3,9 +3,9 @@
  * prom-client (an optional peer, loaded on first use), and the gauges of watched sources.
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { declareOptions } from '../declared-options'
 import { invalidOption } from '../errors'
 import type { DecisionEvent } from '../events'
-import { checkKnownOptions } from '../options'
 import {
   checkNearLimitRatio,
   countersOf,
@@ -43,6 +43,38 @@ export interface PrometheusMetricsOptions {
    */
   nearLimitRatio?: number
 }
+
+function checkPrefix(prefix: unknown): void {
+  if (typeof prefix !== 'string' || !/^[a-zA-Z_:]?[a-zA-Z0-9_:]*$/.test(prefix)) {
+    invalidOption('prefix', prefix, 'a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*)')
+  }
+}
+
+/** prometheusMetrics' options, declared once. */
+export const PROMETHEUS_OPTIONS = declareOptions<PrometheusMetricsOptions>('prometheusMetrics', {
+  // null takes the default, as `value ?? default` read them before.
+  registry: {
+    doc: "where the metrics are registered; default prom-client's global `register`",
+    orNull: true,
+  },
+  prefix: {
+    doc: 'prepended to every metric name',
+    default: 'sluice_',
+    check: checkPrefix,
+    orNull: true,
+  },
+  buckets: {
+    doc: 'latency histogram buckets, in seconds',
+    default: DEFAULT_LATENCY_BUCKETS,
+    orNull: true,
+  },
+  nearLimitRatio: {
+    doc: 'an admitted request is near the limit past this share used',
+    default: 0.8,
+    check: checkNearLimitRatio,
+    orNull: true,
+  },
+})
 
 /** An `onDecision` hook that records into Prometheus metrics. */
 export interface PrometheusMetrics {
@@ -119,19 +151,12 @@ function registerWatched(
  * (or a reloaded module) can share them.
  */
 export function prometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
-  checkKnownOptions(
-    options,
-    ['registry', 'prefix', 'buckets', 'nearLimitRatio'],
-    'prometheusMetrics',
-  )
+  const given = PROMETHEUS_OPTIONS.resolve(options)
   const client = loadPromClient()
-  const registry = options.registry ?? client.register
-  const prefix = options.prefix ?? 'sluice_'
-  if (typeof prefix !== 'string' || !/^[a-zA-Z_:]?[a-zA-Z0-9_:]*$/.test(prefix)) {
-    invalidOption('prefix', prefix, 'a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*)')
-  }
-  const ratio = checkNearLimitRatio(options.nearLimitRatio)
-  const buckets = options.buckets ?? DEFAULT_LATENCY_BUCKETS
+  const registry = given.registry ?? client.register
+  const prefix = given.prefix as string
+  const ratio = checkNearLimitRatio(given.nearLimitRatio)
+  const buckets = given.buckets as readonly number[]
 
   function counter(name: string, help: string): Counter<'policy'> {
     const full = prefix + name

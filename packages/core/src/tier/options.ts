@@ -2,8 +2,9 @@
  * Owns localTier's options: what they mean, their defaults, and the checks that keep the
  * documented bounds meaningful (see docs/local-tier.md).
  */
+import { declareOptions } from '../declared-options'
 import { ConfigError, describeValue, invalidOption } from '../errors'
-import { checkKnownOptions } from '../options'
+import { checkPositiveInteger } from '../option-checks'
 import type { Policy } from '../policy'
 
 export interface LocalTierOptions {
@@ -17,7 +18,7 @@ export interface LocalTierOptions {
   /**
    * Largest share of a policy's capacity (`limit`; `burst` for token-bucket and gcra) one
    * lease may take: L = max(1, floor(maxShare x capacity)). Every bound of the tier is a
-   * multiple of L (docs/local-tier.md), so it must be within (0, 1]: a lease larger than the
+   * multiple of L (docs/local-tier.md), so it must be above 0 and at most 1: a lease larger than the
    * limit would make them meaningless.
    * @default 0.02
    */
@@ -35,20 +36,32 @@ export interface TierSettings {
 /** The most often expired leases are looked for; a lease of leaseMs is refunded within leaseMs / 4 of its end. */
 const MAX_SWEEP_MS = 100
 
+function checkMaxShare(value: unknown): void {
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+    invalidOption('maxShare', value, 'a number in (0, 1]: a lease may not exceed the limit')
+  }
+}
+
+/** localTier's options, declared once. */
+export const TIER_OPTIONS = declareOptions<LocalTierOptions>('localTier', {
+  leaseMs: {
+    doc: 'longest a lease is held (ms); default min(1000, window / 10) per policy',
+    check: (value, name) => checkPositiveInteger(value, name, 'a positive integer number of ms'),
+  },
+  maxShare: {
+    doc: "largest share of a policy's capacity one lease may take",
+    default: 0.02,
+    check: checkMaxShare,
+  },
+})
+
 export function resolveTierOptions(options: LocalTierOptions = {}): TierSettings {
   if (options === null || typeof options !== 'object')
     invalidOption('options', options, 'an object')
-  checkKnownOptions(options, ['leaseMs', 'maxShare'], 'localTier')
-  const { leaseMs, maxShare = 0.02 } = options
-  if (
-    leaseMs !== undefined &&
-    (typeof leaseMs !== 'number' || !Number.isSafeInteger(leaseMs) || leaseMs < 1)
-  ) {
-    invalidOption('leaseMs', leaseMs, 'a positive integer number of ms')
-  }
-  if (typeof maxShare !== 'number' || !(maxShare > 0 && maxShare <= 1)) {
-    invalidOption('maxShare', maxShare, 'a number in (0, 1]: a lease may not exceed the limit')
-  }
+  const given = TIER_OPTIONS.resolve(options)
+  const leaseMs = given.leaseMs
+  // Declared with a default: set whenever the options resolve.
+  const maxShare = given.maxShare as number
   const sweepMs = Math.max(1, Math.min(MAX_SWEEP_MS, Math.floor((leaseMs ?? MAX_SWEEP_MS) / 4)))
   return Object.freeze({ leaseMs, maxShare, sweepMs })
 }
