@@ -7,6 +7,7 @@ import { LIMITER_OPTIONS } from '../src/limiter/settings'
 import { LIMIT_OPTIONS } from '../src/options'
 import { TIER_OPTIONS } from '../src/tier/options'
 import { PROMETHEUS_OPTIONS } from '../src/metrics/prometheus'
+import { MEMORY_STORE_OPTIONS } from '../src/store/memory-store'
 import { createLimiter } from '@sluice/core'
 
 const SRC = join(__dirname, '..', 'src')
@@ -17,11 +18,22 @@ testDeclaredOptions(LIMITER_OPTIONS, [
   [join(SRC, 'options.ts'), 'LimiterOptions'],
 ])
 testDeclaredOptions(TIER_OPTIONS, [[join(SRC, 'tier', 'options.ts'), 'LocalTierOptions']])
+testDeclaredOptions(MEMORY_STORE_OPTIONS, [
+  [join(SRC, 'store', 'memory-store.ts'), 'MemoryStoreOptions'],
+])
 testDeclaredOptions(PROMETHEUS_OPTIONS, [
   [join(SRC, 'metrics', 'prometheus.ts'), 'PrometheusMetricsOptions'],
 ])
 
-test('localTier and prometheusMetrics resolve to their declared defaults', () => {
+test('MemoryStore, localTier and prometheusMetrics resolve to their declared defaults', () => {
+  expect(MEMORY_STORE_OPTIONS.resolve({ maxKeys: null as never })).toEqual({
+    maxKeys: 1_000_000,
+    sweepIntervalMs: 60_000,
+    maxBytes: 2 ** 30,
+  })
+  expect(() => MEMORY_STORE_OPTIONS.resolve({ maxBytes: 0 })).toThrow(
+    '`maxBytes` must be a positive integer; got 0',
+  )
   expect(TIER_OPTIONS.resolve({})).toEqual({ leaseMs: undefined, maxShare: 0.02 })
   expect(() => TIER_OPTIONS.resolve({ leaseMs: 0 })).toThrow(
     '`leaseMs` must be a positive integer number of ms; got 0',

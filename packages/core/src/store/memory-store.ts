@@ -6,7 +6,8 @@ import { MemorySlots } from '../concurrency/slots'
 import { algorithmOf, decideThenApply } from '../algorithms'
 import { newOutcome, Verdict } from '../decision'
 import { invalidOption } from '../errors'
-import { checkKnownOptions, checkPositiveInteger } from '../options'
+import { declareOptions } from '../declared-options'
+import { checkPositiveInteger } from '../option-checks'
 import type { Policy, PolicyOutcome } from '../policy'
 import { ByteBudget, NONE, PolicyTable } from './policy-table'
 import { escapeKeyPart, joinKeyParts } from './key-parts'
@@ -40,7 +41,27 @@ export interface MemoryStoreOptions {
   maxBytes?: number
 }
 
-const MEMORY_STORE_OPTIONS = ['maxKeys', 'sweepIntervalMs', 'maxBytes'] as const
+/** MemoryStore's options, declared once; null takes the default, as `value ?? default` did. */
+export const MEMORY_STORE_OPTIONS = declareOptions<MemoryStoreOptions>('MemoryStore', {
+  maxKeys: {
+    doc: 'keys kept per limit; the least recently used go first',
+    default: 1_000_000,
+    check: checkPositiveInteger,
+    orNull: true,
+  },
+  sweepIntervalMs: {
+    doc: 'how often expired state is swept (ms)',
+    default: 60_000,
+    check: checkPositiveInteger,
+    orNull: true,
+  },
+  maxBytes: {
+    doc: "most bytes the store's state may take",
+    default: 2 ** 30,
+    check: checkPositiveInteger,
+    orNull: true,
+  },
+})
 
 /**
  * The state identity of policy i: the key, or the key and `keys[i]` (rules) joined, so that no
@@ -88,13 +109,11 @@ export class MemoryStore implements Store {
     if (typeof options !== 'object' || options === null) {
       invalidOption('options', options, 'an object of MemoryStore options')
     }
-    checkKnownOptions(options, MEMORY_STORE_OPTIONS, 'MemoryStore')
-    this.maxKeys = checkPositiveInteger(options.maxKeys ?? 1_000_000, 'maxKeys')
-    this.budget = new ByteBudget(checkPositiveInteger(options.maxBytes ?? 2 ** 30, 'maxBytes'))
-    this.sweepIntervalMs = checkPositiveInteger(
-      options.sweepIntervalMs ?? 60_000,
-      'sweepIntervalMs',
-    )
+    // Each declared with a default: set whenever the options resolve.
+    const settings = MEMORY_STORE_OPTIONS.resolve(options) as Required<MemoryStoreOptions>
+    this.maxKeys = settings.maxKeys
+    this.budget = new ByteBudget(settings.maxBytes)
+    this.sweepIntervalMs = settings.sweepIntervalMs
   }
 
   consume(request: StoreRequest): Promise<StoreResult> {
