@@ -30,7 +30,7 @@ interface Message {
     storeRefunds: number
     leasedDecisions: number
   }
-  events?: [number, number, number][][]
+  events?: [number, number, number, number][][]
 }
 
 /** Commands the clients sent: RedisStore sends scripts only (commands run inside them not counted). */
@@ -236,8 +236,11 @@ describe('localTier across processes on Redis', () => {
     20_000,
   )
 
-  /** [at: the clock the store decided on, allowed 1 | 0, answeredAt: when the answer came back]. */
-  type Events = [number, number, number][]
+  /**
+   * [at: the clock the store decided on, allowed 1 | 0, answeredAt: when the answer came back,
+   * resetMs: the decision's].
+   */
+  type Events = [number, number, number, number][]
 
   /*
    * Over-admission is measured on `at`, the time each request counted at. Under-admission at a
@@ -251,14 +254,19 @@ describe('localTier across processes on Redis', () => {
     (events: Events) => { over: number; under: number }
   > = {
     'fixed-window': (events) => {
+      // The window a decision counted in ends at + resetMs: a request whose `at` is behind a
+      // window another process already opened counts in that newer one (fixed-window.ts holds
+      // a clock behind the counted window there), not in the window of its `at`.
+      const windowOf = (at: number, resetMs: number): number =>
+        Math.floor((at + resetMs - 1) / WINDOW)
       const admitted = new Map<number, number>()
-      for (const [at, allowed] of events) {
-        const window = Math.floor(at / WINDOW)
+      for (const [at, allowed, , resetMs] of events) {
+        const window = windowOf(at, resetMs)
         admitted.set(window, (admitted.get(window) ?? 0) + allowed)
       }
       let under = -Infinity
-      for (const [at, allowed] of events) {
-        if (!allowed) under = Math.max(under, LIMIT - (admitted.get(Math.floor(at / WINDOW)) ?? 0))
+      for (const [at, allowed, , resetMs] of events) {
+        if (!allowed) under = Math.max(under, LIMIT - (admitted.get(windowOf(at, resetMs)) ?? 0))
       }
       return { over: Math.max(...admitted.values()) - LIMIT, under }
     },
