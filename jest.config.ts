@@ -23,6 +23,10 @@ const config: Config = {
   // Most test files wait on servers, child processes and timers: two workers on two cores run
   // the suite in about 60% of one worker's time (Jest's default here is cores - 1 = 1).
   maxWorkers: 2,
+  // A worker's heap grows with every file it runs (each file's module registry; 0.6 GB after
+  // core's 30 files): once one ran out of memory late in the suite. Past 1 GB after a file,
+  // the worker is replaced.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/packages/testkit/src/summary-reporter.js'],
 }
 
