@@ -2,6 +2,7 @@
  * Owns `throttle`: which policies hold a request now (hard, soft, elastic by event-loop spare).
  */
 import type { EventLoopUtilization } from 'node:perf_hooks'
+import { declareOptions } from './declared-options'
 import { invalidOption } from './errors'
 import { checkKnownOptions, type SpareProbe, type ThrottleMode } from './options'
 import { isWide, MAX_SAFE_PRODUCT, MAX_UNITS, METER_ALGORITHMS, type Policy } from './policy'
@@ -19,17 +20,35 @@ export interface EventLoopSpareOptions {
   sampleMs?: number
 }
 
+/** eventLoopSpare's options, declared once; null takes the default, as `value ?? default` did. */
+export const EVENT_LOOP_SPARE_OPTIONS = declareOptions<EventLoopSpareOptions>('eventLoopSpare', {
+  threshold: {
+    doc: 'event-loop utilisation under which the system has spare capacity',
+    default: 0.7,
+    check: (value) => {
+      if (!((value as number) > 0 && (value as number) <= 1))
+        invalidOption('threshold', value, 'a number in (0, 1]')
+    },
+    orNull: true,
+  },
+  sampleMs: {
+    doc: 'how often utilisation is re-sampled (ms)',
+    default: 100,
+    check: (value) => {
+      if (!((value as number) > 0)) invalidOption('sampleMs', value, 'a positive number of ms')
+    },
+    orNull: true,
+  },
+})
+
 /**
  * The default `spare` probe of elastic throttling: true while the event loop was busy less
  * than `threshold` of the time over the last sample. Cheap: one clock read per call.
  */
 export function eventLoopSpare(options: EventLoopSpareOptions = {}): SpareProbe {
-  checkKnownOptions(options, ['threshold', 'sampleMs'], 'eventLoopSpare')
-  const threshold = options.threshold ?? 0.7
-  const sampleMs = options.sampleMs ?? 100
-  if (!(threshold > 0 && threshold <= 1))
-    invalidOption('threshold', threshold, 'a number in (0, 1]')
-  if (!(sampleMs > 0)) invalidOption('sampleMs', sampleMs, 'a positive number of ms')
+  const given = EVENT_LOOP_SPARE_OPTIONS.resolve(options)
+  const threshold = given.threshold as number
+  const sampleMs = given.sampleMs as number
   // The global `performance` (not node:perf_hooks), so importing this runs anywhere; only Node
   // measures the event loop, elsewhere an elastic throttle needs its own `spare`.
   if (typeof globalThis.performance?.eventLoopUtilization !== 'function') {

@@ -8,6 +8,7 @@ import { LIMIT_OPTIONS } from '../src/options'
 import { TIER_OPTIONS } from '../src/tier/options'
 import { PROMETHEUS_OPTIONS } from '../src/metrics/prometheus'
 import { MEMORY_STORE_OPTIONS } from '../src/store/memory-store'
+import { EVENT_LOOP_SPARE_OPTIONS } from '../src/throttle'
 import { createLimiter } from '@sluice/core'
 
 const SRC = join(__dirname, '..', 'src')
@@ -21,6 +22,7 @@ testDeclaredOptions(TIER_OPTIONS, [[join(SRC, 'tier', 'options.ts'), 'LocalTierO
 testDeclaredOptions(MEMORY_STORE_OPTIONS, [
   [join(SRC, 'store', 'memory-store.ts'), 'MemoryStoreOptions'],
 ])
+testDeclaredOptions(EVENT_LOOP_SPARE_OPTIONS, [[join(SRC, 'throttle.ts'), 'EventLoopSpareOptions']])
 testDeclaredOptions(PROMETHEUS_OPTIONS, [
   [join(SRC, 'metrics', 'prometheus.ts'), 'PrometheusMetricsOptions'],
 ])
@@ -31,6 +33,13 @@ test('MemoryStore, localTier and prometheusMetrics resolve to their declared def
     sweepIntervalMs: 60_000,
     maxBytes: 2 ** 30,
   })
+  expect(EVENT_LOOP_SPARE_OPTIONS.resolve({ sampleMs: null as never })).toEqual({
+    threshold: 0.7,
+    sampleMs: 100,
+  })
+  expect(() => EVENT_LOOP_SPARE_OPTIONS.resolve({ threshold: 2 })).toThrow(
+    '`threshold` must be a number in (0, 1]; got 2',
+  )
   expect(() => MEMORY_STORE_OPTIONS.resolve({ maxBytes: 0 })).toThrow(
     '`maxBytes` must be a positive integer; got 0',
   )

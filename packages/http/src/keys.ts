@@ -3,7 +3,7 @@
  * key's length is the kernel's (boundKey, re-exported).
  */
 import ipaddr from 'ipaddr.js'
-import { invalidOption, checkKnownOptions } from '@sluice/core/web'
+import { declareOptions, invalidOption } from '@sluice/core/web'
 
 // Bounding a key is the kernel's (stores bound theirs the same way); re-exported for adapters.
 export { boundKey, MAX_KEY_BYTES } from '@sluice/core/web'
@@ -57,8 +57,6 @@ export interface Logger {
 
 /** The key used when a request carries no client IP (e.g. a Unix socket): all such requests share it. */
 export const UNKNOWN_IP_KEY = 'ip:unknown'
-
-const IP_KEY_OPTION_NAMES: readonly (keyof IpKeyOptions)[] = ['ipv6Subnet', 'logger']
 
 export interface IpKeyOptions {
   /**
@@ -148,6 +146,21 @@ function isCanonicalIPv4(ip: string, start: number): boolean {
   return dots === 3 && digits > 0
 }
 
+/** ipKey's options, declared once; null takes the default, as `value ?? default` did. */
+export const IP_KEY_OPTIONS = declareOptions<IpKeyOptions>('ipKey', {
+  ipv6Subnet: {
+    doc: 'prefix length IPv6 addresses are grouped by, or false',
+    default: 64,
+    check: (value) => checkIpv6Subnet(value),
+    orNull: true,
+  },
+  logger: {
+    doc: 'receives the one-time warning of a request without an IP',
+    default: console,
+    orNull: true,
+  },
+})
+
 /** The default key: the client IP, IPv6 grouped by subnet, a documented fallback without one. */
 export function ipKey(options: IpKeyOptions = {}): (req: RequestLike) => string {
   const keyOf = ipKeyOf(options)
@@ -158,9 +171,9 @@ export function ipKey(options: IpKeyOptions = {}): (req: RequestLike) => string 
 
 /** `ipKey` on an address already found (adapters whose request has no `ip`, such as Fetch's). */
 export function ipKeyOf(options: IpKeyOptions = {}): (ip: string | undefined) => string {
-  checkKnownOptions(options, IP_KEY_OPTION_NAMES, 'ipKey')
-  const subnet = checkIpv6Subnet(options.ipv6Subnet ?? 64)
-  const logger = options.logger ?? console
+  const given = IP_KEY_OPTIONS.resolve(options)
+  const subnet = given.ipv6Subnet as number | false
+  const logger = given.logger as Logger
   let warned = false
   return function keyOfIp(ip) {
     if (ip === undefined || ip === '') {

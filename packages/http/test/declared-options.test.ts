@@ -5,8 +5,20 @@ import { join } from 'node:path'
 import { testDeclaredOptions } from '@sluice/testkit'
 import { createHttpLimiter, HTTP_OPTIONS } from '@sluice/http'
 import { RULES_LIMITER_OPTIONS } from '../src/rules/limiter'
+import { IP_KEY_OPTIONS } from '../src/keys'
 
 testDeclaredOptions(HTTP_OPTIONS, [[join(__dirname, '..', 'src', 'types.ts'), 'HttpLimitOptions']])
+testDeclaredOptions(IP_KEY_OPTIONS, [[join(__dirname, '..', 'src', 'keys.ts'), 'IpKeyOptions']])
+
+test("ipKey's options resolve to their declared defaults", () => {
+  expect(IP_KEY_OPTIONS.resolve({ ipv6Subnet: null as never })).toEqual({
+    ipv6Subnet: 64,
+    logger: console,
+  })
+  expect(() => IP_KEY_OPTIONS.resolve({ ipv6Subnet: 16 })).toThrow(
+    '`ipv6Subnet` must be an integer from 32 to 128, or false; got 16',
+  )
+})
 
 test('a name the adapters do not declare is refused, naming it and its value', () => {
   expect(() =>

@@ -2,7 +2,7 @@
  * Owns drawing a simulation as an SVG chart (requests admitted and refused over time).
  */
 import { formatDuration } from '@sluice/core'
-import { invalidOption, checkKnownOptions, checkPositiveInteger } from '@sluice/core/adapter'
+import { declareOptions, invalidOption, checkPositiveInteger } from '@sluice/core/adapter'
 import type { SimulatedRequest, SimulationResult } from './simulate'
 import { countAxis, HELD_COLOR, legend, timeAxis } from './svg-frame'
 import { num, SVG_COLORS, svgBackground, svgOpen, svgText } from './svg-primitives'
@@ -65,6 +65,14 @@ function windowCounts(requests: readonly SimulatedRequest[], windowMs: number): 
   return [...deltas.keys()].sort((a, b) => a - b).map((t) => [t, (count += deltas.get(t) ?? 0)])
 }
 
+/** renderSvg's options, declared once; null takes the default, as `value ?? default` did. */
+export const RENDER_OPTIONS = declareOptions<RenderOptions>('renderSvg', {
+  title: { doc: 'drawn at the top; default the policy, e.g. gcra 5 per 1s', orNull: true },
+  width: { doc: 'in px, at most 10,000', default: 480, check: checkPixels, orNull: true },
+  height: { doc: 'in px, at most 10,000', default: 200, check: checkPixels, orNull: true },
+  key: { doc: 'which key to draw; default the key of the first request', orNull: true },
+})
+
 /**
  * Draws a simulation as a small standalone SVG: a tick per request in an "admitted" and a
  * "rejected" row (and, when a leaky bucket delays requests, a "passed on" row joined to the
@@ -73,14 +81,14 @@ function windowCounts(requests: readonly SimulatedRequest[], windowMs: number): 
  * drawn as faint vertical lines, so edge bursts show.
  */
 export function renderSvg(result: SimulationResult, options: RenderOptions = {}): string {
-  checkKnownOptions(options, ['title', 'width', 'height', 'key'], 'renderSvg')
-  const width = checkPixels(options.width ?? 480, 'width')
-  const height = checkPixels(options.height ?? 200, 'height')
+  const given = RENDER_OPTIONS.resolve(options)
+  const width = given.width as number
+  const height = given.height as number
   const policy = result.policies[0]
-  const key = options.key ?? result.requests[0]?.key
+  const key = given.key ?? result.requests[0]?.key
   const requests = result.requests.filter((r) => r.key === key)
   const title =
-    options.title ?? `${policy.algorithm} ${policy.limit} per ${formatDuration(policy.windowMs)}`
+    given.title ?? `${policy.algorithm} ${policy.limit} per ${formatDuration(policy.windowMs)}`
   const w = policy.windowMs
 
   const shaped = requests.some((r) => r.delayMs > 0)

@@ -2,7 +2,7 @@
  * Owns the named request traces (bursty, steady, edge) and the seeded random source they use.
  */
 import { ConfigError } from '@sluice/core'
-import { invalidOption, checkKnownOptions, checkPositiveInteger } from '@sluice/core/adapter'
+import { declareOptions, invalidOption, checkPositiveInteger } from '@sluice/core/adapter'
 import { MAX_TRACE_REQUESTS, type TraceRequest } from './simulate'
 
 /** The built-in synthetic traces (the pictures in docs/algorithms.md use `bursty`). */
@@ -28,6 +28,20 @@ export interface TraceOptions {
   /** @default 'client' */
   key?: string
 }
+
+/** makeTrace's options, declared once; null takes the default, as `value ?? default` did. */
+export const TRACE_OPTIONS = declareOptions<TraceOptions>('makeTrace', {
+  limit: { doc: 'the limit the trace is shaped around (requests per window); required' },
+  windowMs: { doc: 'the window the trace is shaped around, in ms; required' },
+  windows: {
+    doc: 'length of the trace in windows',
+    default: 8,
+    check: checkPositiveInteger,
+    orNull: true,
+  },
+  seed: { doc: 'seed of the pseudo-random generator', default: 1, orNull: true },
+  key: { doc: "the trace's client key", default: 'client', orNull: true },
+})
 
 /**
  * mulberry32: a tiny seeded generator of floats in [0, 1). Math.random cannot be seeded, and a
@@ -68,12 +82,13 @@ function poisson(add: Add, random: () => number, from: number, to: number, perMs
  * A trace of more than MAX_TRACE_REQUESTS requests is refused (a ConfigError) as it is made.
  */
 export function makeTrace(name: TraceName, options: TraceOptions): TraceRequest[] {
-  checkKnownOptions(options, ['limit', 'windowMs', 'windows', 'seed', 'key'], 'makeTrace')
-  const limit = checkPositiveInteger(options.limit, 'limit')
-  const w = checkPositiveInteger(options.windowMs, 'windowMs')
-  const windows = checkPositiveInteger(options.windows ?? 8, 'windows')
-  const random = seededRandom(options.seed ?? 1)
-  const key = options.key ?? 'client'
+  const given = TRACE_OPTIONS.resolve(options)
+  // Required: checked here, where an absent one is refused too.
+  const limit = checkPositiveInteger(given.limit, 'limit')
+  const w = checkPositiveInteger(given.windowMs, 'windowMs')
+  const windows = given.windows as number
+  const random = seededRandom(given.seed as number)
+  const key = given.key as string
   const end = windows * w
   // Every generator below makes at least one arrival per step, so stopping at the bound bounds
   // the time too, whatever limit and windows are.
