@@ -3,7 +3,12 @@
  */
 import { watch, type FSWatcher } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
-import { checkKnownOptions, checkPositiveInteger, invalidOption } from '@sluice/core/adapter'
+import {
+  checkFunction,
+  checkPositiveInteger,
+  declareOptions,
+  invalidOption,
+} from '@sluice/core/adapter'
 import type { RuleSet, RulesLogger, RulesWatcher } from '@sluice/http'
 import { parseRules, readRulesText } from './load'
 import { reloadOffThread } from './reload-off-thread'
@@ -30,6 +35,28 @@ export interface WatchRulesOptions {
   debounceMs?: number
 }
 
+function checkLogger(logger: unknown): void {
+  if (typeof (logger as RulesLogger | null)?.warn !== 'function') {
+    invalidOption('logger', logger, 'an object with warn(message)')
+  }
+}
+
+/** watchRules' options, declared once. */
+export const WATCH_RULES_OPTIONS = declareOptions<WatchRulesOptions>('watchRules', {
+  onChange: { doc: 'called after a valid new version replaced the rules', check: checkFunction },
+  logger: {
+    doc: 'receives invalid versions and applied ones',
+    default: console,
+    check: checkLogger,
+  },
+  debounceMs: {
+    doc: 'quiet time after the last change before the file is read (ms)',
+    default: 100,
+    check: checkPositiveInteger,
+    orNull: true,
+  },
+})
+
 /**
  * Loads `file` now (throwing a RulesError if it is invalid: start-up should fail loudly) and
  * reloads it whenever it changes. A valid new version replaces the rules in one assignment; an
@@ -38,15 +65,10 @@ export interface WatchRulesOptions {
  * symlink swaps are seen too. The watcher does not keep the process alive.
  */
 export function watchRules(file: string, options: WatchRulesOptions = {}): RulesWatcher {
-  checkKnownOptions(options, ['onChange', 'logger', 'debounceMs'], 'watchRules')
-  const { onChange, logger = console } = options
-  if (onChange !== undefined && typeof onChange !== 'function') {
-    invalidOption('onChange', onChange, 'a function')
-  }
-  if (typeof logger?.warn !== 'function') {
-    invalidOption('logger', logger, 'an object with warn(message)')
-  }
-  const debounceMs = checkPositiveInteger(options.debounceMs ?? 100, 'debounceMs')
+  const given = WATCH_RULES_OPTIONS.resolve(options)
+  const onChange = given.onChange
+  const logger = given.logger as RulesLogger
+  const debounceMs = given.debounceMs as number
   const path = resolve(file)
   // The digest of the text in force: an event that changed nothing (or repeated an invalid text)
   // is ignored.
