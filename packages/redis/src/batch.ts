@@ -8,7 +8,7 @@ import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
-import type { Plan, PolicyScript } from './plan'
+import type { LoadedScript, Plan, PolicyScript } from './plan'
 import { decidedOn, flatOutcomes, parseOutcomes } from './replies'
 
 /**
@@ -170,8 +170,22 @@ export class Batcher {
     args.push(this.store.serverTime ? '' : String(first.request.now))
     args.push(declare ? 'b' : '')
     if (costs) for (const entry of batch) args.push(String(entry.request.cost))
-    evaluate(this.store.client, own.batch, args, (reply) => {
-      if (typeof reply === 'number' && !declare) return reply
+    this.evaluateBatch(batch, own.batch, args, !declare)
+  }
+
+  /**
+   * Runs a batch script and settles its consumes. `flagged`: the batch went without its block
+   * keys, so a reply of the blocks flag's PTTL (an integer) decided nothing, and the batch goes
+   * again with them (see ANY_BLOCK in lua/flat/frame.ts).
+   */
+  private evaluateBatch(
+    batch: readonly BatchEntry[],
+    script: LoadedScript,
+    args: string[],
+    flagged: boolean,
+  ): void {
+    evaluate(this.store.client, script, args, (reply) => {
+      if (flagged && typeof reply === 'number') return reply
       return repliesOf(reply, batch)
     }).then(
       (replies) => {
@@ -202,12 +216,7 @@ export class Batcher {
       for (let i = 2 + count; i < args.length; i++) argv.push(args[i])
     }
     const own = batch[0].own.batch
-    evaluate(this.store.client, own, [own.sha, String(keys.length), ...keys, ...argv], (reply) =>
-      repliesOf(reply, batch),
-    ).then(
-      (replies) => settle(batch, replies, this.store.serverTime),
-      (error: unknown) => rejectAll(batch, error),
-    )
+    this.evaluateBatch(batch, own, [own.sha, String(keys.length), ...keys, ...argv], false)
   }
 
   /**
@@ -235,20 +244,7 @@ export class Batcher {
     } else if (batch.some((entry) => entry.request.cost !== 1)) {
       for (const entry of batch) args.push(String(entry.request.cost))
     }
-    evaluate(this.store.client, first.own.batch, args, (reply) => {
-      if (typeof reply === 'number' && !packed && !declare) return reply
-      return repliesOf(reply, batch)
-    }).then(
-      (replies) => {
-        if (typeof replies === 'number') {
-          this.blocksFor(replies >= 0 ? replies : UNTIMED_BLOCKS_MS)
-          this.send(batch, true)
-          return
-        }
-        settle(batch, replies, this.store.serverTime)
-      },
-      (error: unknown) => rejectAll(batch, error),
-    )
+    this.evaluateBatch(batch, first.own.batch, args, !packed && !declare)
   }
 
   /**
@@ -265,10 +261,7 @@ export class Batcher {
       const [state, block] = entry.fields as readonly string[]
       args.push(state, block, String(entry.request.cost))
     }
-    evaluate(this.store.client, first.own.batch, args, (reply) => repliesOf(reply, batch)).then(
-      (replies) => settle(batch, replies, this.store.serverTime),
-      (error: unknown) => rejectAll(batch, error),
-    )
+    this.evaluateBatch(batch, first.own.batch, args, false)
   }
 }
 
