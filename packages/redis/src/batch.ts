@@ -2,14 +2,14 @@
  * Owns batching: the consumes of one event-loop turn that share a per-policy script go to
  * Redis as one call of its batch form, decided one after another in the order made.
  */
-import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import type { StoreRequest, StoreResult } from '@sluice/core'
 import type { ReplyShape } from '@sluice/core/web'
 import type { ScriptClient } from './client/types'
 import { evaluate } from './evaluate'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
 import type { LoadedScript, Plan, PolicyScript } from './plan'
-import { decidedOn, flatOutcomes, parseOutcomes } from './replies'
+import { flatOutcomes, parseOutcomes } from './replies'
 
 /**
  * After this turn's other consumes have queued: setImmediate where it exists (Node, Bun, Deno),
@@ -46,7 +46,7 @@ export interface BatchEntry {
   readonly request: StoreRequest
   /** The sliding-log request id, used when it goes alone. */
   readonly extra: string
-  resolve(outcomes: PolicyOutcome[]): void
+  resolve(result: StoreResult): void
   reject(error: unknown): void
 }
 
@@ -60,7 +60,7 @@ export interface BatchSender {
   /** A sliding-log request id for the batch. */
   requestId(plan: Plan): string
   /** Sends one consume alone (a batch of one). */
-  runAlone(entry: BatchEntry): Promise<PolicyOutcome[]>
+  runAlone(entry: BatchEntry): Promise<StoreResult>
 }
 
 /** How long to declare block keys after a flag without a TTL (not one the store sets). */
@@ -297,8 +297,7 @@ function settle(batch: readonly BatchEntry[], replies: readonly unknown[], timed
         resolve(parseOutcomes(replies[i], plan, request, timed))
       } else {
         const kind = plan.flat as ReplyShape
-        const outcomes = flatOutcomes(kind, replies[i], plan.policies[0], request, timed)
-        resolve(timed && decidedAt !== undefined ? decidedOn(outcomes, decidedAt) : outcomes)
+        resolve(flatOutcomes(kind, replies[i], plan.policies[0], request, timed, decidedAt))
       }
     } catch (error) {
       reject(error)

@@ -5,8 +5,7 @@
  * removes only the timestamps scored exactly when Redis logged them, which the limiter's clock
  * cannot tell; this can.
  */
-import type { PolicyOutcome, StoreRefund, StoreRequest } from '@sluice/core'
-import { asResult } from './replies'
+import type { StoreRefund, StoreRequest, StoreResult } from '@sluice/core'
 
 /** Charges remembered at most; the oldest are forgotten first (their refund is then inexact). */
 const MAX_CHARGES = 10_000
@@ -32,13 +31,13 @@ export class ChargeTimes {
     if (this.times.size > MAX_CHARGES) this.times.delete(this.times.keys().next().value as string)
   }
 
-  /** A consume's outcomes, passed on; remembered when Redis admitted and counted it. */
-  admitted(request: StoreRequest, outcomes: PolicyOutcome[]): PolicyOutcome[] {
-    const at = asResult(outcomes).at
+  /** A consume's result, passed on; remembered when Redis admitted and counted it. */
+  admitted(request: StoreRequest, result: StoreResult): StoreResult {
+    const { outcomes, at } = result
     if (at !== undefined && request.cost > 0 && outcomes.every((o) => o.allowed)) {
       this.remember(request, at)
     }
-    return outcomes
+    return result
   }
 
   /** The refund at the time Redis logged its charge, where that is remembered; else as given. */

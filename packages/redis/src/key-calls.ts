@@ -4,7 +4,7 @@
  * shared script with the driver's KEYS and ARGV, and compare-and-set. The engines (engines/)
  * call these for the keys and wide layouts, and PackedLayout for its scripts.
  */
-import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import type { StoreRequest, StoreResult } from '@sluice/core'
 import type { ReplyShape } from '@sluice/core/web'
 import type { Batcher, BatchEntry } from './batch'
 import type { CasRunner } from './cas/runner'
@@ -42,7 +42,7 @@ export class KeyCalls {
   }
 
   /** Core's transitions by compare-and-set, on state keys of their own ending in `:v`. */
-  runWide(plan: Plan, request: StoreRequest, op: Op): Promise<PolicyOutcome[]> {
+  runWide(plan: Plan, request: StoreRequest, op: Op): Promise<StoreResult> {
     const stem = keyStem(this.host.prefix, request.key)
     const places = plan.ids.map((id, i) => ({
       key: stateKey(stem, request.keys, i, id) + ':v',
@@ -62,7 +62,7 @@ export class KeyCalls {
     op: Op,
     extra: string,
     suffix: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const stem = keyStem(this.host.prefix, request.key)
     const n = plan.ids.length
     const keys = request.keys
@@ -87,7 +87,7 @@ export class KeyCalls {
     args: string[],
     request: StoreRequest,
     op: Op,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const own = op === 'c' && this.batches(request) ? this.genericBatches.of(script) : undefined
     if (own !== undefined) {
       return new Promise((resolve, reject) => {
@@ -115,10 +115,10 @@ export class KeyCalls {
     args: string[],
     request: StoreRequest,
     op: Op,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const { client, loaded, serverTime } = this.host
     return evaluate(client, loaded.get(script) as LoadedScript, args, (reply) => {
-      if (op === 'r' || op === 'x') return []
+      if (op === 'r' || op === 'x') return { outcomes: [] }
       // A generic script (one with a batch form) replies per policy; a flat one, one integer.
       if (plan.flat !== undefined && genericBatchOf(script) === undefined) {
         return flatOutcomes(plan.flat, reply, plan.policies[0], request, serverTime)
@@ -128,8 +128,9 @@ export class KeyCalls {
   }
 
   /**
-   * A flat operation ('c', 'p', 'r') through the policy's own script. A plain consume joins
-   * the batch of its script (see batchSize); the rest go alone.
+   * A flat operation ('c', 'p', 'r') through the policy's own script, on the state key ending
+   * in `suffix` (stateSuffix in route.ts). A plain consume joins the batch of its script (see
+   * batchSize); the rest go alone.
    */
   runOwn(
     plan: Plan,
@@ -137,10 +138,10 @@ export class KeyCalls {
     request: StoreRequest,
     op: Op,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+    suffix: string,
+  ): Promise<StoreResult> {
     const stem = keyStem(this.host.prefix, request.key)
-    const key =
-      request.keys === undefined ? stem + plan.ids[0] : stateKey(stem, request.keys, 0, plan.ids[0])
+    const key = stateKey(stem, request.keys, 0, plan.ids[0]) + suffix
     // Declared, except on a Cluster (see lua/driver.ts), which runs no batches.
     const block = this.host.client.isCluster ? undefined : stem + 'b'
     if (op === 'c' && this.batches(request)) {
@@ -162,7 +163,7 @@ export class KeyCalls {
     request: StoreRequest,
     op: Op,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const stem = keyStem(this.host.prefix, request.key)
     const n = plan.ids.length
     const states: string[] = new Array(n)
@@ -196,15 +197,15 @@ export class KeyCalls {
     args: string[],
     request: StoreRequest,
     op: Op,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const { client, serverTime } = this.host
     return evaluate(client, own, args, (reply) =>
-      op === 'r' ? [] : parseOutcomes(reply, plan, request, serverTime),
+      op === 'r' ? { outcomes: [] } : parseOutcomes(reply, plan, request, serverTime),
     )
   }
 
   /** A batch of one (see Batcher) on keys of their own: its consume alone. */
-  runEntry(e: BatchEntry): Promise<PolicyOutcome[]> {
+  runEntry(e: BatchEntry): Promise<StoreResult> {
     return e.call !== undefined
       ? this.evaluateScript(e.plan, e.call.script, e.call.args, e.request, 'c')
       : this.runAlone(e.plan, e.own, e.key, e.block, e.request, 'c', e.extra)
@@ -219,13 +220,13 @@ export class KeyCalls {
     request: StoreRequest,
     op: Op,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const { client, serverTime } = this.host
     const args = block === undefined ? [own.sha, '1', key] : [own.sha, '2', key, block]
     pushOwnArgs(args, request, op, extra, serverTime)
     return evaluate(client, own, args, (reply) =>
       op === 'r'
-        ? []
+        ? { outcomes: [] }
         : flatOutcomes(plan.flat as ReplyShape, reply, plan.policies[0], request, serverTime),
     )
   }

@@ -4,7 +4,7 @@
  * (cas/runner.ts), and its blocks and resets. RedisStore hands it every plan without a
  * sliding-log limit: a log keeps keys of its own, which no field holds.
  */
-import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import type { StoreRequest, StoreResult } from '@sluice/core'
 import type { Batcher, BatchEntry } from './batch'
 import type { CasOp, CasRunner } from './cas/runner'
 import { groupHashOf, sharedSeed, type GroupHash } from './cas/group-hash'
@@ -39,7 +39,7 @@ export interface PackedHost {
     args: string[],
     request: StoreRequest,
     op: CasOp,
-  ): Promise<PolicyOutcome[]>
+  ): Promise<StoreResult>
   /** One script call with its whole command, and its outcomes. */
   runScript(
     plan: Plan,
@@ -47,7 +47,7 @@ export interface PackedHost {
     args: string[],
     request: StoreRequest,
     op: CasOp,
-  ): Promise<PolicyOutcome[]>
+  ): Promise<StoreResult>
 }
 
 export class PackedLayout {
@@ -88,7 +88,7 @@ export class PackedLayout {
     request: StoreRequest,
     op: CasOp,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const own = plan.own
     if (own === undefined || op !== 'c' || !this.host.batches(request)) {
       return this.script(plan, script, request, op, extra)
@@ -127,7 +127,7 @@ export class PackedLayout {
     request: StoreRequest,
     op: CasOp,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const hash = this.hash
     if (hash === undefined) {
       return this.seeded().then(() => this.several(plan, own, request, op, extra))
@@ -174,7 +174,7 @@ export class PackedLayout {
     request: StoreRequest,
     op: CasOp,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const hash = this.hash
     if (hash === undefined) {
       return this.seeded().then(() => this.script(plan, script, request, op, extra))
@@ -187,7 +187,7 @@ export class PackedLayout {
   }
 
   /** The compare-and-set engine's call (engines/cas.ts), on the fields of the packed hashes. */
-  cas(plan: Plan, request: StoreRequest, op: CasOp): Promise<PolicyOutcome[]> {
+  cas(plan: Plan, request: StoreRequest, op: CasOp): Promise<StoreResult> {
     const hash = this.hash
     if (hash === undefined) return this.seeded().then(() => this.cas(plan, request, op))
     const { key, keys } = request
@@ -203,7 +203,7 @@ export class PackedLayout {
   }
 
   /** A batch of one (see Batcher): its consume alone, through the policy's flat script. */
-  runAlone(entry: BatchEntry): Promise<PolicyOutcome[]> {
+  runAlone(entry: BatchEntry): Promise<StoreResult> {
     const [state, block] = entry.fields as readonly [string, string]
     return this.runPacked(
       entry.plan,
@@ -250,7 +250,7 @@ export class PackedLayout {
     request: StoreRequest,
     op: CasOp,
     extra: string,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     const n = places.length
     const { isCluster } = this.host
     const args: string[] = [script.sha, String(isCluster ? n : n + 1)]

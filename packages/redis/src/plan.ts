@@ -12,6 +12,7 @@ import {
   script as luaScript,
   severalShape,
   wideCode,
+  wideFlatShape,
   type LuaScript,
 } from './lua'
 import { routeOf, type Route } from './route'
@@ -111,10 +112,11 @@ export class Planner {
    * The policy's own script, made on first use while fewer than policyScripts exist. Packed
    * (but sliding-log): the shared flat script of its algorithm alone, and its own batch form.
    */
-  private policyScript(policy: Policy): PolicyScript | undefined {
+  private policyScript(policy: Policy, wide: boolean): PolicyScript | undefined {
     const config = configOf(policy)
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
+      if (wide) return this.wideScript(policy, config)
       const baked = {
         limit: policy.limit,
         windowMs: policy.windowMs,
@@ -134,6 +136,20 @@ export class Planner {
       own = withBatch(single, batch)
       this.policyScripts.set(config, own)
     }
+    return own
+  }
+
+  /**
+   * A wide policy's own flat script (lua/flat/wide.ts), its single call and batch forms; none
+   * for a policy without a limbs module (its route is compare-and-set).
+   */
+  private wideScript(policy: Policy, config: string): PolicyScript | undefined {
+    const slack = Number(this.toleranceMs)
+    const single = wideFlatShape(policy, slack, 'single')
+    const batch = wideFlatShape(policy, slack, 'batch')
+    if (single === undefined || batch === undefined) return undefined
+    const own = withBatch(luaScript(compile(single)), luaScript(compile(batch)))
+    this.policyScripts.set(config, own)
     return own
   }
 
@@ -183,7 +199,11 @@ export class Planner {
           String(p.precision),
         )
       }
-      const flat = policies.length === 1 && !wide ? ROWS[policies[0].algorithm].reply : undefined
+      // One policy on the flat engine (wide too: its own script replies as a flat one).
+      const flat =
+        policies.length === 1 && decide.engine === 'flat'
+          ? ROWS[policies[0].algorithm].reply
+          : undefined
       plan = {
         decide,
         adjust,
@@ -194,7 +214,7 @@ export class Planner {
         flat,
         kinds: policies.map((p) => ROWS[p.algorithm].reply),
         policies,
-        own: flat !== undefined ? this.policyScript(policies[0]) : several,
+        own: flat !== undefined ? this.policyScript(policies[0], wide) : several,
         wide,
       }
       this.plans.set(policies, plan)

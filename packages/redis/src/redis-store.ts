@@ -6,7 +6,6 @@
  */
 import type {
   Policy,
-  PolicyOutcome,
   Store,
   StoreBlock,
   StoreRefund,
@@ -26,7 +25,6 @@ import { SCRIPTS, type LuaScript } from './lua'
 import { resolveRedisOptions, type RedisStoreOptions } from './options'
 import { Planner, stateKey, type LoadedScript, type Plan } from './plan'
 import type { Route } from './route'
-import { asResult } from './replies'
 import { randomToken } from './web-crypto'
 import { CasRunner } from './cas/runner'
 import { KeyStorage, PackedStorage } from './cas/storage'
@@ -164,8 +162,9 @@ export class RedisStore implements Store {
     const run = this.run(plan, request, 'c', this.requestId(plan), plan.decide)
     const sent =
       this.serverTime && plan.hasLog ? run.then((o) => this.charges.admitted(request, o)) : run
-    if (this.cache === undefined) return sent.then(asResult)
-    return sent.then((outcomes) => {
+    if (this.cache === undefined) return sent
+    return sent.then((result) => {
+      const { outcomes } = result
       // A blocked key's answer is kept too: until the block ends, unless block/reset clear it.
       if (cacheable && !outcomes[0].allowed) {
         ;(this.cache as BlockCache).remember(request.key, signature, local, outcomes)
@@ -178,13 +177,14 @@ export class RedisStore implements Store {
         // state keys sharing some of them): that entry no longer tells the truth.
         this.cache.forget(request.key)
       }
-      return asResult(outcomes)
+      return result
     })
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
     const plan = this.planner.plan(request.policies)
-    return { outcomes: await this.run(plan, request, 'p', '', plan.decide) }
+    // A peek counts nothing: no `at`.
+    return { outcomes: (await this.run(plan, request, 'p', '', plan.decide)).outcomes }
   }
 
   /** With `at`: a refund, in the flat script where there is one. Without: a reward. */
@@ -267,7 +267,7 @@ export class RedisStore implements Store {
     op: Op,
     extra: string,
     route: Route,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     return this.engines[route.engine].run(plan, route, request, op, extra)
   }
 }

@@ -8,17 +8,9 @@ import { flatOutcome } from './flat-outcome'
 import { describeValue } from './keys'
 import type { Plan } from './plan'
 
-/**
- * When Redis decided a consume, by its outcomes, for the stores on its clock (time: 'server'):
- * read from the replies that carry the script's `now` (sliding-window, sliding-log), or from
- * compare-and-set's read. A charge is refunded exactly there (StoreResult.at).
- */
-const decidedAt = new WeakMap<readonly PolicyOutcome[], number>()
-
-/** Remembers that `outcomes` were decided at `now` on Redis's clock. */
-export function decidedOn(outcomes: PolicyOutcome[], now: number | undefined): PolicyOutcome[] {
-  if (now !== undefined) decidedAt.set(outcomes, now)
-  return outcomes
+/** Outcomes and, where known, when Redis counted them (StoreResult.at; time: 'server'). */
+export function resultOf(outcomes: PolicyOutcome[], at: number | undefined): StoreResult {
+  return at === undefined ? { outcomes } : { outcomes, at }
 }
 
 /**
@@ -38,22 +30,20 @@ function replyNow(kind: ReplyShape, reply: unknown): number | undefined {
   return typeof now === 'number' ? now : undefined
 }
 
-/** The outcomes as a StoreResult, with when Redis counted them where it is known. */
-export function asResult(outcomes: PolicyOutcome[]): StoreResult {
-  const at = decidedAt.get(outcomes)
-  return at === undefined ? { outcomes } : { outcomes, at }
-}
-
-/** A flat script's reply as the outcomes of its one policy; `timed`: remember when Redis decided. */
+/**
+ * A flat script's reply as the outcome of its one policy; `timed` (Redis's clock): with when
+ * Redis decided, `at` (a batch's, once for all its decisions) or where the reply tells it.
+ */
 export function flatOutcomes(
   kind: ReplyShape,
   reply: unknown,
   policy: Policy,
   request: StoreRequest,
   timed: boolean,
-): PolicyOutcome[] {
+  at?: number,
+): StoreResult {
   const outcomes = [flatReply(kind, reply, policy, request)]
-  return timed ? decidedOn(outcomes, replyNow(kind, reply)) : outcomes
+  return timed ? resultOf(outcomes, at ?? replyNow(kind, reply)) : { outcomes }
 }
 
 /** The outcome of a flat script's reply (see flat-outcome.ts); throws on a malformed one. */
@@ -79,7 +69,7 @@ export function parseOutcomes(
   plan: Plan,
   request: StoreRequest,
   timed: boolean,
-): PolicyOutcome[] {
+): StoreResult {
   const n = plan.policies.length
   // An admitted consume on Redis's clock ends with the time it was counted at (driver.ts).
   const counted = Array.isArray(reply) && reply.length === n + 1 ? reply[n] : undefined
@@ -91,12 +81,12 @@ export function parseOutcomes(
     outcomes[i] = flatReply(plan.kinds[i], reply[i], plan.policies[i], request)
   }
   if (timed) {
-    if (typeof counted === 'number') return decidedOn(outcomes, counted)
+    if (typeof counted === 'number') return { outcomes, at: counted }
     // Every policy of one call is decided at the one `now`: the first reply that tells it.
     for (let i = 0; i < n; i++) {
       const now = replyNow(plan.kinds[i], reply[i])
-      if (now !== undefined) return decidedOn(outcomes, now)
+      if (now !== undefined) return { outcomes, at: now }
     }
   }
-  return outcomes
+  return { outcomes }
 }

@@ -11,6 +11,7 @@
  * | packed store, no log, several (**)     | consume, peek, timed refund  | flat    | packed  |
  * | packed store, no log, all pairs        | any other                    | generic | packed  |
  * | packed store, no log, otherwise        | any other                    | cas     | packed  |
+ * | one policy, wide (*)                   | consume, peek, timed refund  | flat    | wide    |
  * | a wide one (*)                         | any                          | generic | wide    |
  * | a wide one, otherwise                  | any                          | cas     | wide    |
  * | one policy                             | consume, peek, timed refund  | flat    | keys    |
@@ -18,7 +19,8 @@
  * | otherwise                              | any other                    | generic | keys    |
  *
  * (*): every wide policy a meter and every other a pair (wideScripted, lua/index.ts): the
- * `wide` script, `packed-wide` on the packed layout (lua/wide.ts).
+ * `wide` script, `packed-wide` on the packed layout (lua/wide.ts); one wide policy alone, its
+ * own flat script (lua/flat/wide.ts) while the store makes those, else that `wide` script.
  * (**): 2 to 8 policies, none a log, no two at one state (severalFlat below).
  * `flat`: the policy's flat script (its own, baked, while the store makes those; else the
  * shared `<algorithm>:1` or `:packed`); for several, the plan's own flat script of them all
@@ -78,15 +80,17 @@ export function routeOf(
     return allPairs(policies) ? route('generic', 'packed', 'packed') : CAS_PACKED
   }
   if (wide) {
-    return wideScripted(policies)
-      ? route('generic', 'wide', 'wide')
-      : { engine: 'cas', layout: 'wide', script: undefined }
+    if (!wideScripted(policies)) return { engine: 'cas', layout: 'wide', script: undefined }
+    return route(flat ? 'flat' : 'generic', 'wide', 'wide')
   }
   if (flat) return route('flat', 'keys', `${flatName(policies[0])}:1`)
   if (several) return SEVERAL_KEYS
   const first = policies[0].algorithm
   return route('generic', 'keys', policies.every((p) => p.algorithm === first) ? first : 'mixed')
 }
+
+/** What a state key ends in on a route's layout: `:v` on the wide one (lua/wide.ts). */
+export const stateSuffix = (layout: RouteLayout): string => (layout === 'wide' ? ':v' : '')
 
 const CAS_PACKED: Route = { engine: 'cas', layout: 'packed', script: undefined }
 const SEVERAL_PACKED: Route = { engine: 'flat', layout: 'packed', script: undefined }

@@ -38,12 +38,13 @@ function gcra_wide.look(s, now, p, cost)
   return w_fits(backlog, p, cost, false), backlog
 end
 
-function gcra_wide.apply(s, now, p, cost)
-  gcw_set(s, now, p, w_add(gcw_backlog(s, now, p), w_mul(cost, p.window)))
+-- backlog: what look replied for this state and now, when the caller kept it.
+function gcra_wide.apply(s, now, p, cost, backlog)
+  gcw_set(s, now, p, w_add(backlog or gcw_backlog(s, now, p), w_cost(p, cost)))
 end
 
 function gcra_wide.refund(s, now, p, cost, at)
-  gcw_set(s, now, p, w_sub(gcw_backlog(s, now, p), w_mul(cost, p.window)))
+  gcw_set(s, now, p, w_sub(gcw_backlog(s, now, p), w_cost(p, cost)))
 end
 
 function gcra_wide.penalize(s, now, p, cost)

@@ -21,6 +21,10 @@ local W0 = { 0, 0, 0, 0, 0 }
 
 -- Carries every column into the next: limbs 1 to 4 in [0, LB), the fifth signed.
 local function w_norm(c1, c2, c3, c4, c5)
+  -- Most sums and differences carry nothing: no division then.
+  if c1 >= 0 and c1 < LB and c2 >= 0 and c2 < LB and c3 >= 0 and c3 < LB and c4 >= 0 and c4 < LB then
+    return { c1, c2, c3, c4, c5 }
+  end
   local k = floor(c1 / LB)
   c1 = c1 - k * LB
   c2 = c2 + k
@@ -85,7 +89,10 @@ end
 local function w_div(x, d)
   local q = floor(w_num(x) / d)
   local r = w_sub(x, w_mul(q, d))
-  if w_neg(r) or w_cmp(r, w_of(d)) >= 0 then
+  -- Below 2^53 (limbs 4 and 5 zero, limb 3 below 2^5) r is exact as a number: compared to d
+  -- without building d's limbs; at or past it, r is past d.
+  local fits = r[5] == 0 and r[4] == 0 and r[3] < 32 and w_num(r) < d
+  if not fits then
     local dd = w_of(d)
     while w_neg(r) do
       q = q - 1

@@ -27,11 +27,13 @@ local function ${name}_backlog(s, now, p)
   return left
 end
 
+-- s.level keeps the level written for save, which would otherwise build it again from s.
 local function ${name}_set(s, now, p, level)
   if w_empty(level) then
-    s[1], s[2] = 0, 0
+    s[1], s[2], s.level = 0, 0, nil
   else
     s[1], s[2] = w_div(level, p.window)
+    s.level = level
   end
   if now > s[3] then s[3] = now end
 end
@@ -41,12 +43,13 @@ function ${name}.look(s, now, p, cost)
   return w_fits(backlog, p, cost, ${shaping}), backlog
 end
 
-function ${name}.apply(s, now, p, cost)
-  ${name}_set(s, now, p, w_add(${name}_backlog(s, now, p), w_mul(cost, p.window)))
+-- backlog: what look replied for this state and now, when the caller kept it.
+function ${name}.apply(s, now, p, cost, backlog)
+  ${name}_set(s, now, p, w_add(backlog or ${name}_backlog(s, now, p), w_cost(p, cost)))
 end
 
 function ${name}.refund(s, now, p, cost, at)
-  ${name}_set(s, now, p, w_sub(${name}_backlog(s, now, p), w_mul(cost, p.window)))
+  ${name}_set(s, now, p, w_sub(${name}_backlog(s, now, p), w_cost(p, cost)))
 end
 
 function ${name}.penalize(s, now, p, cost)
@@ -57,7 +60,8 @@ end
 function ${name}.save(key, s, now, p)
   local expires_at = 0
   if s[1] > 0 or s[2] > 0 then
-    local q, r = w_div(w_add(w_mul(s[1], p.window), w_of(s[2])), p.limit)
+    local level = s.level or w_add(w_mul(s[1], p.window), w_of(s[2]))
+    local q, r = w_div(level, p.limit)
     expires_at = s[3] + q
     if r > 0 then expires_at = expires_at + 1 end
   end

@@ -8,10 +8,10 @@
  * atomic and all-or-nothing across processes. Two round trips instead of one; a lost race is
  * decided again from a fresh read. Where the state lives: storage.ts.
  */
-import type { Policy, PolicyOutcome, StoreRefund, StoreRequest } from '@sluice/core'
+import type { Policy, PolicyOutcome, StoreRefund, StoreRequest, StoreResult } from '@sluice/core'
 import { algorithmOf, SerialQueues } from '@sluice/core/web'
 import { describeValue } from '../keys'
-import { decidedOn } from '../replies'
+import { resultOf } from '../replies'
 import { decidesAtOwnNow } from '../script-args'
 import type { CasStorage, Change, Place } from './storage'
 
@@ -79,11 +79,11 @@ export class CasRunner {
     policies: readonly Policy[],
     request: StoreRequest,
     op: CasOp,
-  ): Promise<PolicyOutcome[]> {
+  ): Promise<StoreResult> {
     return this.queues.run(placeId(block), async () => {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const outcomes = await this.once(places, block, policies, request, op)
-        if (outcomes !== CONFLICT) return outcomes
+        const result = await this.once(places, block, policies, request, op)
+        if (result !== CONFLICT) return result
         await backoff(attempt + 1)
       }
       throw new Error(
@@ -120,7 +120,7 @@ export class CasRunner {
     policies: readonly Policy[],
     request: StoreRequest,
     op: CasOp,
-  ): Promise<PolicyOutcome[] | typeof CONFLICT> {
+  ): Promise<StoreResult | typeof CONFLICT> {
     const ids = places.map(placeId)
     const distinct = places.filter((place, i) => ids.indexOf(ids[i]) === i)
     const decides = op === 'c' || op === 'p'
@@ -146,11 +146,12 @@ export class CasRunner {
     })
     const rowOf = (i: number): Row => rows.get(ids[i]) as Row
     let outcomes: PolicyOutcome[] = []
+    let at: number | undefined
     if (decides) {
       const wait = read.block.value === '' ? 0 : Number(read.block.value) - now
       if (wait > 0) {
         // The key is blocked (store.block): refused until the block ends, nothing counted.
-        return policies.map(() => ({ ...blank(), resetMs: wait, retryAfterMs: wait }))
+        return { outcomes: policies.map(() => ({ ...blank(), resetMs: wait, retryAfterMs: wait })) }
       }
       outcomes = policies.map((policy, i) => {
         const out = blank()
@@ -158,15 +159,15 @@ export class CasRunner {
         algorithmOf(policy).decide(rowOf(i).state, 0, now, policy, cost, out, maxDelayMs)
         return out
       })
-      if (op === 'p' || request.cost === 0 || outcomes.some((o) => !o.allowed)) return outcomes
+      if (op === 'p' || request.cost === 0 || outcomes.some((o) => !o.allowed)) return { outcomes }
       // Counted at Redis's `now`: a refund of this charge goes exactly there (StoreResult.at).
-      if (this.serverTime) decidedOn(outcomes, now)
+      if (this.serverTime) at = now
     }
     this.change(policies, rowOf, request, op, now)
     const check =
       op === 'c' ? { place: block, seen: read.block.raw, value: '', ttlMs: 0 } : undefined
     const written = await this.writeBack(rows, check, now)
-    return written ? outcomes : CONFLICT
+    return written ? resultOf(outcomes, at) : CONFLICT
   }
 
   /** The transition of each policy: apply (consume), refund, penalize. */

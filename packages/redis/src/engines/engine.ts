@@ -2,7 +2,7 @@
  * Owns what an engine is: the one interface every way of deciding on Redis sits behind (the
  * table in engines/index.ts; which engine a plan takes: route.ts).
  */
-import type { PolicyOutcome, StoreRequest } from '@sluice/core'
+import type { StoreRequest, StoreResult } from '@sluice/core'
 import type { KeyCalls } from '../key-calls'
 import type { PackedLayout } from '../packed-layout'
 import type { Plan } from '../plan'
@@ -15,13 +15,7 @@ export interface Engine {
    * `extra`: a consume's or penalty's sliding-log request id, a timed refund's ms ago, else
    * ''. Resolves with the outcomes of a consume or peek, one per policy ([] otherwise).
    */
-  run(
-    plan: Plan,
-    route: Route,
-    request: StoreRequest,
-    op: Op,
-    extra: string,
-  ): Promise<PolicyOutcome[]>
+  run(plan: Plan, route: Route, request: StoreRequest, op: Op, extra: string): Promise<StoreResult>
 }
 
 /** What engines run on: the calls of each layout. */

@@ -5,6 +5,7 @@
  */
 import type { LuaScript } from '../lua'
 import type { PackedLayout } from '../packed-layout'
+import { stateSuffix } from '../route'
 import type { Engine, EngineHost } from './engine'
 
 export function genericEngine({ keys, packed }: EngineHost): Engine {
@@ -12,14 +13,13 @@ export function genericEngine({ keys, packed }: EngineHost): Engine {
     run: (plan, route, request, op, extra) =>
       route.layout === 'packed'
         ? (packed as PackedLayout).script(plan, route.script as LuaScript, request, op, extra)
-        : // The wide layout's keys end in `:v` (lua/wide.ts).
-          keys.runKeys(
+        : keys.runKeys(
             plan,
             route.script as LuaScript,
             request,
             op,
             extra,
-            route.layout === 'wide' ? ':v' : '',
+            stateSuffix(route.layout),
           ),
   }
 }

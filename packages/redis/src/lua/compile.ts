@@ -6,6 +6,7 @@
 import { DRIVER, DRIVER_BATCH } from './driver'
 import { frameOf, head, tail } from './flat/frame'
 import { severalLua } from './flat/several'
+import { wideFlatLua } from './flat/wide'
 import { PACKED_STATE } from './packed'
 import { KEY_STATE, PRELUDE } from './prelude'
 import { PACKED_WIDE_STATE, WIDE_STATE } from './wide'
@@ -14,6 +15,7 @@ import type { FlatShape, GenericShape, ScriptShape } from './shape'
 /** The Lua of a script of `shape`. */
 export function compile(shape: ScriptShape): string {
   if (shape.engine === 'several') return severalLua(shape)
+  if (shape.engine === 'wide-flat') return wideFlatLua(shape)
   return shape.engine === 'generic' ? generic(shape) : flat(shape)
 }
 

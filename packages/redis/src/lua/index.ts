@@ -25,6 +25,7 @@ import type {
   ScriptShape,
   SeveralShape,
   Variant,
+  WideFlatShape,
 } from './shape'
 import { sha1Hex } from '../web-crypto'
 
@@ -192,6 +193,27 @@ export function severalShape(
       precision: p.precision,
       slackMs,
     })),
+    calls,
+  }
+}
+
+/**
+ * The shape of a wide policy's own flat script (Planner in plan.ts; lua/flat/wide.ts): its
+ * limbs module with the policy baked in, of one call or a batch. Undefined when the policy
+ * has no limbs module (core decides it by compare-and-set).
+ */
+export function wideFlatShape(
+  policy: Policy,
+  slackMs: number,
+  calls: Calls,
+): WideFlatShape | undefined {
+  const wideLua = ROWS[policy.algorithm].wideLua?.lua
+  if (wideLua === undefined) return undefined
+  const { limit, windowMs, burst, precision } = policy
+  return {
+    engine: 'wide-flat',
+    variant: { code: wideLua.code, lua: wideLua },
+    policy: { limit, windowMs, burst, precision, slackMs },
     calls,
   }
 }

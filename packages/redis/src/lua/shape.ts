@@ -79,4 +79,17 @@ export interface SeveralShape {
   readonly calls: Calls
 }
 
-export type ScriptShape = GenericShape | FlatShape | SeveralShape
+/**
+ * The flat engine for one wide policy (core's isWide) on the wide layout's keys (lua/wide.ts):
+ * its limbs module (`<algorithm>.wide.lua.ts`) run on the policy baked in, with no driver
+ * around it (lua/flat/wide.ts); consume, peek and timed refund, the per-policy flat scripts'
+ * KEYS and ARGV (a plan's own script: Planner in plan.ts).
+ */
+export interface WideFlatShape {
+  readonly engine: 'wide-flat'
+  readonly variant: ModuleVariant
+  readonly policy: BakedPolicy
+  readonly calls: Calls
+}
+
+export type ScriptShape = GenericShape | FlatShape | SeveralShape | WideFlatShape
