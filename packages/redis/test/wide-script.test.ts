@@ -29,8 +29,9 @@ ${LIMBS_LUA}
 local a, b, c, d = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local op = ARGV[1]
 if op == 'mul' then return w_mul(a, b) end
-if op == 'muladd' then return w_add(w_mul(a, b), w_of(c)) end
-if op == 'mulsub' then return w_sub(w_mul(a, b), w_mul(c, d)) end
+if op == 'muladd' then return w_muladd(a, b, c) end
+if op == 'mulsub' then return w_submul(w_mul(a, b), c, d) end
+if op == 'sum' then return w_sub(w_add(w_mul(a, b), w_of(c)), w_mul(d, 1)) end
 if op == 'cmp' then return w_cmp(w_mul(a, b), w_mul(c, d)) end
 if op == 'num' then return format('%d', w_num(w_add(w_of(a), w_of(b)))) end
 if op == 'div' then
@@ -84,6 +85,7 @@ describe('limbs (core limbs.lua.ts) on a real Redis equal BigInt', () => {
         expect(limbs(await run(HARNESS, 'mul', a, b))).toBe(A * B)
         expect(limbs(await run(HARNESS, 'muladd', a, b, c))).toBe(A * B + C)
         expect(limbs(await run(HARNESS, 'mulsub', a, b, c, d))).toBe(A * B - C * D)
+        expect(limbs(await run(HARNESS, 'sum', a, b, c, d))).toBe(A * B + C - D)
         const order = A * B < C * D ? -1 : A * B > C * D ? 1 : 0
         expect(await run(HARNESS, 'cmp', a, b, c, d)).toBe(order)
       }),

@@ -21,7 +21,7 @@ end
 local function gcw_backlog(s, now, p)
   local ahead = s[0] - now
   if ahead < 0 then return W0 end
-  return w_add(w_mul(ahead, p.limit), w_of(s[1]))
+  return w_muladd(ahead, p.limit, s[1])
 end
 
 local function gcw_set(s, now, p, after)

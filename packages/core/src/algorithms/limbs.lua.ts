@@ -10,7 +10,8 @@
  */
 
 /**
- * Defines `w_of(a)`, `w_mul(a, b)` (a, b integers in [0, 2^53)), `w_add`, `w_sub`, `w_cmp`,
+ * Defines `w_of(a)`, `w_mul(a, b)` (a, b integers in [0, 2^53)), `w_muladd(a, b, c)` (a x b + c),
+ * `w_submul(x, a, b)` (x - a x b), `w_add`, `w_sub`, `w_cmp`,
  * `w_neg(x)` (x < 0), `w_num(x)` (exact below 2^53, the nearest double past it), `w_div(x, d)`
  * (x >= 0, d in (0, 2^53), the quotient below 2^53: quotient and remainder as numbers). A
  * script replies a wide value as its five limbs (an array of integers).
@@ -57,6 +58,35 @@ local function w_mul(a, b)
   return w_norm(a1 * b1, a1 * b2 + a2 * b1, a1 * b3 + a2 * b2 + a3 * b1, a2 * b3 + a3 * b2, a3 * b3)
 end
 
+-- a x b + c in one carry pass (a, b, c integers in [0, 2^53)): a column stays below 2^51.
+local function w_muladd(a, b, c)
+  local a1 = a % LB
+  a = (a - a1) / LB
+  local a2 = a % LB
+  local a3 = (a - a2) / LB
+  local b1 = b % LB
+  b = (b - b1) / LB
+  local b2 = b % LB
+  local b3 = (b - b2) / LB
+  local c1 = c % LB
+  c = (c - c1) / LB
+  local c2 = c % LB
+  return w_norm(a1 * b1 + c1, a1 * b2 + a2 * b1 + c2, a1 * b3 + a2 * b2 + a3 * b1 + (c - c2) / LB, a2 * b3 + a3 * b2, a3 * b3)
+end
+
+-- x - a x b in one carry pass (a, b integers in [0, 2^53)).
+local function w_submul(x, a, b)
+  local a1 = a % LB
+  a = (a - a1) / LB
+  local a2 = a % LB
+  local a3 = (a - a2) / LB
+  local b1 = b % LB
+  b = (b - b1) / LB
+  local b2 = b % LB
+  local b3 = (b - b2) / LB
+  return w_norm(x[1] - a1 * b1, x[2] - a1 * b2 - a2 * b1, x[3] - a1 * b3 - a2 * b2 - a3 * b1, x[4] - a2 * b3 - a3 * b2, x[5] - a3 * b3)
+end
+
 local function w_add(x, y)
   return w_norm(x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
 end
@@ -88,7 +118,7 @@ end
 -- which the exact remainder then corrects.
 local function w_div(x, d)
   local q = floor(w_num(x) / d)
-  local r = w_sub(x, w_mul(q, d))
+  local r = w_submul(x, q, d)
   -- Below 2^53 (limbs 4 and 5 zero, limb 3 below 2^5) r is exact as a number: compared to d
   -- without building d's limbs; at or past it, r is past d.
   local fits = r[5] == 0 and r[4] == 0 and r[3] < 32 and w_num(r) < d

@@ -20,9 +20,9 @@ end
 
 -- The level drained since the last refill (held while the clock is behind it), never below 0.
 local function ${name}_backlog(s, now, p)
-  local level = w_add(w_mul(s[1], p.window), w_of(s[2]))
+  local level = w_muladd(s[1], p.window, s[2])
   if now <= s[3] then return level end
-  local left = w_sub(level, w_mul(now - s[3], p.limit))
+  local left = w_submul(level, now - s[3], p.limit)
   if w_neg(left) then return W0 end
   return left
 end
@@ -60,7 +60,7 @@ end
 function ${name}.save(key, s, now, p)
   local expires_at = 0
   if s[1] > 0 or s[2] > 0 then
-    local level = s.level or w_add(w_mul(s[1], p.window), w_of(s[2]))
+    local level = s.level or w_muladd(s[1], p.window, s[2])
     local q, r = w_div(level, p.limit)
     expires_at = s[3] + q
     if r > 0 then expires_at = expires_at + 1 end
