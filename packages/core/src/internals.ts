@@ -11,6 +11,7 @@ export { abortReason, badArgument, checkCost, checkMs, describeMode } from './li
 export { holdFor } from './limiter/wait'
 export { resolveStoreSettings } from './limiter/store-settings'
 export { boundedStoreCall, toStoreError } from './store-call/bounded'
+export { OldestFirst } from './oldest-first'
 export {
   resolvePolicy,
   resolvePolicies,

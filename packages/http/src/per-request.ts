@@ -8,6 +8,7 @@ import {
   checkPositiveInteger,
   createLimiter,
   invalidOption,
+  OldestFirst,
   type Limiter,
   type LimiterOptions,
   parseDuration,
@@ -48,6 +49,7 @@ export function tierLimiters<Req>(
   window: HttpLimitOptions<Req>['window'],
 ): Tiers<Req> {
   const tiers = new Map<string, Tier>()
+  const oldest = new OldestFirst(tiers)
   const fixedWindow = typeof window === 'function' ? 0 : parseDuration(window ?? '1m', 'window')
   const fixedLimit = typeof limit === 'function' ? 0 : (limit ?? 100)
   function tierFor(limitOfReq: number, windowMs: number): Tier {
@@ -61,7 +63,7 @@ export function tierLimiters<Req>(
         window: windowMs,
       })
       tier = { limiter, refusesAll }
-      if (tiers.size >= MAX_TIERS) tiers.delete(tiers.keys().next().value!)
+      if (tiers.size >= MAX_TIERS) oldest.evict()
       tiers.set(id, tier)
     }
     return tier

@@ -4,6 +4,8 @@
  * again, or one window after its first refusal (later, while a backoff holds it out).
  */
 
+import { OldestFirst } from '@sluice/core/web'
+
 /** Keys remembered at once; past it the oldest go first. */
 const MAX_KEYS = 10_000
 
@@ -14,12 +16,13 @@ interface Refused {
 
 export class RefusalCounter {
   private readonly keys = new Map<string, Refused>()
+  private readonly oldest = new OldestFirst(this.keys)
 
   /** Counts one refusal of the key at `now`; its number in the row, this one included. */
   add(key: string, now: number, windowMs: number): number {
     let entry = this.keys.get(key)
     if (entry === undefined || entry.until <= now) {
-      if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value!)
+      if (this.keys.size >= MAX_KEYS) this.oldest.evict()
       entry = { count: 0, until: now + windowMs }
       this.keys.set(key, entry)
     }

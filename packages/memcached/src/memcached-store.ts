@@ -12,7 +12,7 @@ import {
   type StoreRequest,
   type StoreResult,
 } from '@sluice/core'
-import { invalidOption, namesIn } from '@sluice/core/adapter'
+import { invalidOption, namesIn, OldestFirst } from '@sluice/core/adapter'
 import type { Client } from 'memjs'
 import { Counters } from './counters'
 import { blockKey, bucketKey, partOf, type Part } from './layout'
@@ -51,6 +51,7 @@ export class MemcachedStore implements Store {
   private readonly casAttempts: number
   private readonly owned: Client | undefined
   private readonly recent = new Map<string, number>()
+  private readonly oldest = new OldestFirst(this.recent)
   private readonly meters: Meters
   private readonly counters: Counters
 
@@ -259,7 +260,7 @@ export class MemcachedStore implements Store {
       if (seen >= now) return
       this.recent.delete(key)
     } else if (this.recent.size >= RECENT_KEYS) {
-      this.recent.delete(this.recent.keys().next().value as string)
+      this.oldest.evict()
     }
     this.recent.set(key, now)
   }

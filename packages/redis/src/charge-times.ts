@@ -6,6 +6,7 @@
  * cannot tell; this can.
  */
 import type { StoreRefund, StoreRequest, StoreResult } from '@sluice/core'
+import { OldestFirst } from '@sluice/core/web'
 
 /** Charges remembered at most; the oldest are forgotten first (their refund is then inexact). */
 export const MAX_CHARGES = 10_000
@@ -18,12 +19,7 @@ function chargeId(request: StoreRequest, at: number): string {
 export class ChargeTimes {
   /** Redis times of the charges made at one request `now` on one key, oldest first. */
   private readonly times = new Map<string, number[]>()
-  /**
-   * The oldest id, kept between calls: a Map's first key found by a new `keys()` each time is
-   * found past every entry deleted before it (V8 leaves them in place until the table is
-   * rebuilt), which at this bound took two thirds of a sliding-log decision's client time.
-   */
-  private oldest = this.times.keys()
+  private readonly oldest = new OldestFirst(this.times)
 
   /** `request` was counted at `at` on Redis's clock. */
   remember(request: StoreRequest, at: number): void {
@@ -34,18 +30,7 @@ export class ChargeTimes {
       return
     }
     this.times.set(id, [at])
-    if (this.times.size > MAX_CHARGES) this.forgetOldest()
-  }
-
-  /** Forgets the charges of the oldest id still held (a Map iterates in insertion order). */
-  private forgetOldest(): void {
-    let next = this.oldest.next()
-    // An iterator that reached the end stays there: a new one starts from the first again.
-    if (next.done === true) {
-      this.oldest = this.times.keys()
-      next = this.oldest.next()
-    }
-    if (next.done !== true) this.times.delete(next.value)
+    if (this.times.size > MAX_CHARGES) this.oldest.evict()
   }
 
   /** A consume's result, passed on; remembered when Redis admitted and counted it. */

@@ -2,6 +2,7 @@
  * Owns the block cache: keys a shared store refused recently, answered in-process until their
  * retry time (RedisStore, DurableObjectStore).
  */
+import { OldestFirst } from '../oldest-first'
 import type { PolicyOutcome } from '../policy'
 
 interface Blocked {
@@ -27,6 +28,7 @@ interface Blocked {
  */
 export class BlockCache {
   private readonly entries = new Map<string, Blocked>()
+  private readonly oldest = new OldestFirst(this.entries)
 
   constructor(private readonly maxKeys: number) {}
 
@@ -63,10 +65,7 @@ export class BlockCache {
     // Nothing to save for a wait under 1 ms; Infinity (cost over capacity) cannot happen at cost 1.
     if (!(soonest >= 1) || soonest === Infinity) return
     this.entries.delete(key)
-    if (this.entries.size >= this.maxKeys) {
-      const oldest = this.entries.keys().next()
-      if (!oldest.done) this.entries.delete(oldest.value)
-    }
+    if (this.entries.size >= this.maxKeys) this.oldest.evict()
     this.entries.set(key, { signature, at, until: at + soonest, outcomes })
   }
 
