@@ -56,6 +56,16 @@ function rawCeiling(port, sha, clients, pipeline) {
   return match ? Number(match[1]) : NaN
 }
 
+/**
+ * This process's CPU time (user + system) since `start` (process.cpuUsage), in µs: what the
+ * client spent, which unlike decisions per second does not depend on how the two processes
+ * shared the cores.
+ */
+function clientCpuUs(start) {
+  const { user, system } = process.cpuUsage(start)
+  return user + system
+}
+
 /** redis-server's CPU time so far (user + system), in µs: INFO cpu. */
 async function serverCpuUs(admin) {
   const info = await admin.info('cpu')
@@ -180,19 +190,26 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < variants.length; i++) {
       const { par, ceiling } = variants[i]
-      results[i].runs.push(
+      const r = results[i]
+      const cpu = process.cpuUsage()
+      r.runs.push(
         await throughput((n) => par.consume(`user:${n % KEYS}`), IN_FLIGHT_OPS, IN_FLIGHT),
       )
+      ;(r.cpuRuns ??= []).push(clientCpuUs(cpu) / IN_FLIGHT_OPS)
       if (ceiling === undefined) continue
-      ;(results[i].stateRuns ??= []).push(
+      const stateCpu = process.cpuUsage()
+      ;(r.stateRuns ??= []).push(
         await throughput((n) => ceiling(`user:${n % KEYS}`), IN_FLIGHT_OPS, IN_FLIGHT),
       )
+      ;(r.stateCpuRuns ??= []).push(clientCpuUs(stateCpu) / IN_FLIGHT_OPS)
     }
     ceilings.push(rawCeiling(port, sha, 50, 1))
   }
   for (const r of results) {
     r.inFlight = median(r.runs)
+    r.clientCpuUs = median(r.cpuRuns)
     if (r.stateRuns) r.stateCeiling = median(r.stateRuns)
+    if (r.stateCpuRuns) r.stateClientCpuUs = median(r.stateCpuRuns)
   }
   // One hot key, then one million distinct keys on an empty Redis (used_memory before and
   // after, per key), once each, 1,000 in flight.
@@ -334,6 +351,9 @@ async function main() {
       r.stateCeiling
         ? `${fmt(r.stateCeiling)} (${Math.round((100 * r.inFlight) / r.stateCeiling)}%)`
         : '',
+      r.stateClientCpuUs
+        ? `${r.clientCpuUs.toFixed(1)} / ${r.stateClientCpuUs.toFixed(1)}`
+        : r.clientCpuUs.toFixed(1),
       `${Math.round((100 * r.inFlight) / ceiling)}%`,
       `${Math.round((100 * r.inFlight) / ceilingPipelined)}%`,
       `${(r.inFlight / peer.inFlight).toFixed(2)}x`,
@@ -344,6 +364,7 @@ async function main() {
     '',
     fmt(ceiling),
     '',
+    '',
     '100%',
     '',
     '',
@@ -352,6 +373,7 @@ async function main() {
     `raw ceiling: redis-benchmark EVALSHA, 1 client, -P ${IN_FLIGHT}`,
     '',
     fmt(ceilingPipelined),
+    '',
     '',
     '',
     '100%',
@@ -407,7 +429,7 @@ async function main() {
   const withoutCache = await flood(false)
 
   const text = [
-    `Decisions per second (limit never reached, ${KEYS} keys, window 1h; with 1,000 in flight, medians of ${ROUNDS} interleaved rounds, the ceilings measured in every round too). The state ceiling is the most one Redis core does for the algorithm's state change with no limiter logic: a Lua script that reads and writes the same keys' state as Sluice leaves it (strings: GET, SET PX; sliding-window's hash: HGETALL, HSET, PEXPIRE; sliding-log's sorted set: ZREMRANGEBYSCORE, ZADD, PEXPIRE), batched as RedisStore batches (a turn's consumes in one EVALSHA, at most ${BATCH}), from the same kind of client with as many in flight, run right after Sluice's in each round; in brackets Sluice's share of it:`,
+    `Decisions per second (limit never reached, ${KEYS} keys, window 1h; with 1,000 in flight, medians of ${ROUNDS} interleaved rounds, the ceilings measured in every round too). The state ceiling is the most one Redis core does for the algorithm's state change with no limiter logic: a Lua script that reads and writes the same keys' state as Sluice leaves it (strings: GET, SET PX; sliding-window's hash: HGETALL, HSET, PEXPIRE; sliding-log's sorted set: ZREMRANGEBYSCORE, ZADD, PEXPIRE), batched as RedisStore batches (a turn's consumes in one EVALSHA, at most ${BATCH}), from the same kind of client with as many in flight, run right after Sluice's in each round; in brackets Sluice's share of it. Client CPU: this process's CPU time (process.cpuUsage) per decision, Sluice's and the ceiling's, medians (it depends far less than rates on how the client and Redis shared the cores):`,
     '',
     table(
       [
@@ -415,6 +437,7 @@ async function main() {
         'sequential /s',
         `${IN_FLIGHT} in flight /s`,
         'state ceiling /s (Sluice share)',
+        'client CPU µs per decision (/ ceiling)',
         'of ceiling (50 clients)',
         `of ceiling (-P ${IN_FLIGHT})`,
         'vs rate-limiter-flexible',
@@ -490,7 +513,9 @@ async function main() {
       peer: r === peer,
       sequential: r.sequential,
       inFlight: r.inFlight,
+      clientCpuUs: r.clientCpuUs,
       ...(r.stateCeiling ? { stateCeiling: r.stateCeiling } : {}),
+      ...(r.stateClientCpuUs ? { stateClientCpuUs: r.stateClientCpuUs } : {}),
       hot: r.hot,
       million: r.million,
       usedMemoryPerKey: r.usedMemoryPerKey,
