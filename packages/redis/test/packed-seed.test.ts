@@ -1,29 +1,11 @@
 import { ConfigError, createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import { startRedis, type RedisServer } from '@sluice/testkit'
-import { Redis } from 'ioredis'
+import { useRedisServer } from './fixtures/redis-server'
 
 // The packed layout's group of a client key is a keyed hash: which keys share a hash depends on
 // the store's seed, so no client can choose many keys of one group without knowing it.
-let server: RedisServer
-let admin: Redis
-const clients: Redis[] = []
-
-function connect(): Redis {
-  const client = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
-  clients.push(client)
-  return client
-}
-
-beforeAll(async () => {
-  server = await startRedis()
-  admin = connect()
-})
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect()
-  await server?.stop()
-})
+const redis = useRedisServer({ maxRetriesPerRequest: 1 })
+const connect = redis.connect
 
 const KEYS = Array.from({ length: 64 }, (_, i) => `client-${i}`)
 
@@ -33,9 +15,9 @@ async function groupsOf(prefix: string, seed?: string): Promise<Map<string, stri
   const limiter = createLimiter({ store, algorithm: 'gcra', limit: 10, window: '1h' })
   for (const key of KEYS) await limiter.consume(key)
   const groups = new Map<string, string>()
-  for (const hash of await admin.keys(`${prefix}:{%g*`)) {
+  for (const hash of await redis.admin.keys(`${prefix}:{%g*`)) {
     const group = /\{%g(\d+)\}/.exec(hash)?.[1] as string
-    for (const field of await admin.hkeys(hash)) groups.set(field, group)
+    for (const field of await redis.admin.hkeys(hash)) groups.set(field, group)
   }
   expect(groups.size).toBe(KEYS.length)
   return groups
@@ -68,11 +50,11 @@ test('without a seed, the processes of a store share one through Redis, and each
   await Promise.all([a.consume('alice'), b.consume('alice')])
   expect((await a.consume('alice')).remaining).toBe(7)
   expect((await b.consume('alice')).remaining).toBe(6)
-  const seed = await admin.get('shared:seed')
+  const seed = await redis.admin.get('shared:seed')
   expect(seed).toMatch(/^[\w-]{22}$/)
-  expect(await admin.pttl('shared:seed')).toBe(-1)
+  expect(await redis.admin.pttl('shared:seed')).toBe(-1)
   const other = await groupsOf('other')
-  expect(await admin.get('other:seed')).not.toBe(seed)
+  expect(await redis.admin.get('other:seed')).not.toBe(seed)
   expect(other.size).toBe(KEYS.length)
 })
 

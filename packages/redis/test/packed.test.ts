@@ -1,40 +1,16 @@
 import { createLimiter, ConfigError, MemoryStore } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import { startRedis, type RedisServer } from '@sluice/testkit'
-import { Redis } from 'ioredis'
+import { useRedisServer } from './fixtures/redis-server'
 
 // The packed layout (RedisStoreOptions.packed): the hashes it keeps, the sweep that bounds
 // them, and compare-and-set between processes. The conformance suite checks every decision.
 
-let server: RedisServer
-let admin: Redis
-const clients: Redis[] = []
+const redis = useRedisServer({ maxRetriesPerRequest: 1 })
+const connect = redis.connect
 
-function connect(): Redis {
-  const client = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
-  clients.push(client)
-  return client
-}
+beforeEach(() => redis.admin.flushall())
 
-beforeAll(async () => {
-  server = await startRedis()
-  admin = connect()
-})
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect()
-  await server?.stop()
-})
-
-beforeEach(() => admin.flushall())
-
-/** Script calls (EVALSHA and EVAL) since the last CONFIG RESETSTAT. */
-async function scriptCalls(): Promise<number> {
-  const stats = await admin.info('commandstats')
-  const count = (command: string) =>
-    Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
-  return count('evalsha') + count('eval')
-}
+const scriptCalls = redis.scriptCalls
 
 test('every limit of a client key is a field of its group hash, which lives as long as its longest field', async () => {
   let now = 1_764_000_000_000
@@ -50,17 +26,17 @@ test('every limit of a client key is a field of its group hash, which lives as l
   await limiter.consume('alice')
   await limiter.consume('bob')
   // The seed of the group hash, which every process of the store shares (see group-hash.ts).
-  expect((await admin.keys('*')).sort()).toEqual([
+  expect((await redis.admin.keys('*')).sort()).toEqual([
     'sluice:seed',
     'sluice:{%g0}:g100/1h',
     'sluice:{%g0}:k5/1m',
   ])
-  const window = await admin.hgetall('sluice:{%g0}:k5/1m')
+  const window = await redis.admin.hgetall('sluice:{%g0}:k5/1m')
   expect(Object.keys(window).sort()).toEqual(['alice', 'bob'])
   // `<expires at>;<state>`: the window's end plus the clock tolerance (1000 ms by default).
   expect(window.alice).toBe(`${now + 60_000 + 1000};${now},1`)
-  expect(await admin.pttl('sluice:{%g0}:k5/1m')).toBeGreaterThan(60_000 + 1000 - 500)
-  expect(await admin.object('ENCODING', 'sluice:{%g0}:g100/1h')).toBe('listpack')
+  expect(await redis.admin.pttl('sluice:{%g0}:k5/1m')).toBeGreaterThan(60_000 + 1000 - 500)
+  expect(await redis.admin.object('ENCODING', 'sluice:{%g0}:g100/1h')).toBe('listpack')
   now += 61_000 + 1000
   // Expired fields read as empty: alice starts a new window.
   expect((await limiter.consume('alice')).policies[0].remaining).toBe(4)
@@ -90,7 +66,7 @@ test('expired fields are swept: a hash holds at most about twice its live fields
     }
     now += 2000
     // 300 live fields and the sweep's mark: never more than twice the live ones, plus it.
-    expect(await admin.hlen(hash)).toBeLessThanOrEqual(2 * 300 + 1)
+    expect(await redis.admin.hlen(hash)).toBeLessThanOrEqual(2 * 300 + 1)
   }
   expect(admitted).toBe(6 * 300)
   // Within one wave nothing is swept that still counts: each key is refused a second time.
@@ -134,7 +110,7 @@ test('one script call a decision, with several limits too (a sliding window amon
   const calls = async (limits: Limits) => {
     const limiter = createLimiter({ store, limits })
     await limiter.consume('warm-up')
-    await admin.config('RESETSTAT')
+    await redis.admin.config('RESETSTAT')
     for (let i = 0; i < 20; i++) await limiter.consume(`k${i}`)
     return (await scriptCalls()) / 20
   }
@@ -147,10 +123,10 @@ test('one script call a decision, with several limits too (a sliding window amon
     ]),
   ).toBe(1)
   // One limit: the packed layout's flat script of its algorithm.
-  await admin.script('FLUSH')
+  await redis.admin.script('FLUSH')
   expect(await calls([{ limit: 10, window: '1m', algorithm: 'gcra' }])).toBe(1)
   const flat = RedisStore.scripts['gcra:packed'].sha
-  expect(await admin.script('EXISTS', flat, RedisStore.scripts.packed.sha)).toEqual([1, 0])
+  expect(await redis.admin.script('EXISTS', flat, RedisStore.scripts.packed.sha)).toEqual([1, 0])
   expect(await calls([{ limit: 10, window: '1m', algorithm: 'sliding-window' }])).toBe(1)
   // sliding-log keeps keys of its own (see the next test).
   expect(await calls([{ limit: 10, window: '1m', algorithm: 'sliding-log' }])).toBe(1)
@@ -194,7 +170,7 @@ test('sliding-log keeps keys of its own on a packed store, and blocks and resets
     clock: () => now,
   })
   for (const limiter of [log, both, meter]) await limiter.consume('carol')
-  expect((await admin.keys('*')).sort()).toEqual([
+  expect((await redis.admin.keys('*')).sort()).toEqual([
     'sluice:seed',
     'sluice:{%g0}:g5/1m',
     'sluice:{carol}:g5/1m',
@@ -227,7 +203,7 @@ test('the consumes of one turn share one script call, decided in order', async (
   })
   await limiter.consume('warm-up')
   await limiter.block('c', 5000)
-  await admin.config('RESETSTAT')
+  await redis.admin.config('RESETSTAT')
   const keys = ['a', 'a', 'a', 'a', 'b', 'c', 'a', 'b', 'd', 'e']
   const decisions = await Promise.all(
     keys.map((key) => limiter.consume(key, { cost: key === 'd' ? 2 : 1 })),
@@ -273,7 +249,7 @@ test('a limit decided by the packed script and by compare-and-set keeps one stat
   expect(remaining).toEqual([9, 8, 7, 6, 5, 4])
   // Core's state vector [TAT ms, remainder], after its expiry plus the tolerance: either path
   // reads the other's text.
-  const field = await admin.hget('sluice:{%g0}:g10/1h', 'alice')
+  const field = await redis.admin.hget('sluice:{%g0}:g10/1h', 'alice')
   expect(field).toMatch(/^\d+;\d+,\d+$/)
   const [expires, tat] = (field as string).split(/[;,]/).map(Number)
   expect(tat).toBe(1_764_000_000_000 + 6 * 360_000)
@@ -305,7 +281,7 @@ test('a sliding window decided in Lua and by compare-and-set keeps one ring', as
     now += 4_000
   }
   // Core's state vector: the newest bucket, then the ring's five counts.
-  const field = await admin.hget('sluice:{%g0}:w10/1mp4', 'bob')
+  const field = await redis.admin.hget('sluice:{%g0}:w10/1mp4', 'bob')
   expect(field).toMatch(/^\d+;\d+(,\d+){5}$/)
 })
 
@@ -317,7 +293,7 @@ test.each([
   async (algorithm, id) => {
     const store = new RedisStore({ client: connect(), packed: { groups: 1 } })
     const limiter = createLimiter({ store, algorithm, limit: 5, window: '1m' })
-    await admin.hset(`sluice:{%g0}:${id}`, 'mallory', 'not a state')
+    await redis.admin.hset(`sluice:{%g0}:${id}`, 'mallory', 'not a state')
     await expect(
       store.consume({
         key: 'mallory',
@@ -351,7 +327,7 @@ test.each(['sliding-window', 'gcra'] as const)(
     await limiter.reset('k')
     // Only the flag that tells batches to look for blocks, which expires with the block, and
     // the group hash's seed.
-    expect((await admin.keys('blocks:*')).sort()).toEqual(['blocks:blocks', 'blocks:seed'])
+    expect((await redis.admin.keys('blocks:*')).sort()).toEqual(['blocks:blocks', 'blocks:seed'])
   },
 )
 

@@ -10,27 +10,16 @@ import {
 } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { escapeKey, policyKeyId, RedisStore, SCRIPTS } from '@sluice/redis'
-import { plain, ReferenceModel, startRedis, type RedisServer } from '@sluice/testkit'
+import { plain, ReferenceModel, startRedis } from '@sluice/testkit'
 import { Redis } from 'ioredis'
+import { useRedisServer } from './fixtures/redis-server'
 
-let server: RedisServer
-let admin: Redis
-const clients: Redis[] = []
-
-function connect(options: { enableAutoPipelining?: boolean } = {}): Redis {
-  const client = new Redis({
-    host: server.host,
-    port: server.port,
-    maxRetriesPerRequest: 1,
-    ...options,
-  })
-  clients.push(client)
-  return client
-}
+const redis = useRedisServer({ maxRetriesPerRequest: 1 })
+const { connect, scriptCalls } = redis
 
 /** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
 async function commandCalls(): Promise<Record<string, number>> {
-  const info = await admin.info('commandstats')
+  const info = await redis.admin.info('commandstats')
   const calls: Record<string, number> = {}
   for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
     calls[match[1]] = Number(match[2])
@@ -38,29 +27,14 @@ async function commandCalls(): Promise<Record<string, number>> {
   return calls
 }
 
-async function scriptCalls(): Promise<number> {
-  const calls = await commandCalls()
-  return (calls.evalsha ?? 0) + (calls.eval ?? 0)
-}
-
 let keys = 0
 const freshKey = (): string => `t${Date.now().toString(36)}${keys++}`
-
-beforeAll(async () => {
-  server = await startRedis()
-  admin = connect()
-})
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect()
-  await server?.stop()
-})
 
 describe('scripts', () => {
   test.each(Object.entries(SCRIPTS))(
     'the %s script loads on a real server under the SHA the store computes',
     async (_name, script) => {
-      expect(await admin.script('LOAD', script.lua)).toBe(script.sha)
+      expect(await redis.admin.script('LOAD', script.lua)).toBe(script.sha)
     },
   )
 
@@ -76,7 +50,7 @@ describe('scripts', () => {
     })
     const key = freshKey()
     await limiter.consume(key) // first call on a connection is an EVAL that loads the script
-    await admin.config('RESETSTAT')
+    await redis.admin.config('RESETSTAT')
     for (let i = 0; i < 20; i++) await limiter.consume(key)
     const calls = await commandCalls()
     expect(calls.evalsha).toBe(20)
@@ -92,15 +66,15 @@ describe('scripts', () => {
     const policies = [resolvePolicy({ algorithm: 'sliding-log', limit: 5, window: 60_000 })]
     const key = freshKey()
     await store.consume({ key, policies, cost: 1, now: 1000 })
-    await admin.script('FLUSH')
-    await admin.config('RESETSTAT')
+    await redis.admin.script('FLUSH')
+    await redis.admin.config('RESETSTAT')
     const { outcomes } = await store.consume({ key, policies, cost: 1, now: 1000 })
     expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 3 })
     const calls = await commandCalls()
     expect(calls.evalsha).toBe(1) // answered NOSCRIPT
     expect(calls.eval).toBe(1) // ran once
     const stateKey = `sluice:{${key}}:${policyKeyId(policies[0])}`
-    expect(await admin.zcard(stateKey)).toBe(2)
+    expect(await redis.admin.zcard(stateKey)).toBe(2)
   })
 
   test('numbers near 2^50 stay exact (no %.14g rounding in Lua)', async () => {
@@ -134,7 +108,7 @@ describe('per-policy scripts', () => {
     const small = createLimiter({ store, algorithm: 'gcra', limit: 3, window: '1h' })
     const large = createLimiter({ store, algorithm: 'gcra', limit: 5, window: '1h' })
     const key = freshKey()
-    await admin.script('FLUSH')
+    await redis.admin.script('FLUSH')
     const decisions = await Promise.all(
       Array.from({ length: 8 }, (_, i) => (i % 2 ? large : small).consume(key)),
     )
@@ -144,7 +118,7 @@ describe('per-policy scripts', () => {
     expect((await large.consume(key)).allowed).toBe(true)
     expect((await large.consume(key)).allowed).toBe(false)
     // The shared single-policy script was never needed.
-    expect(await admin.script('EXISTS', SCRIPTS['gcra:1'].sha)).toEqual([0])
+    expect(await redis.admin.script('EXISTS', SCRIPTS['gcra:1'].sha)).toEqual([0])
     // A plain consume is EVALSHA <sha> 2 <key> <its block>: nothing else on the wire (once the
     // script is loaded: the consumes above went in batches, through the batch script).
     await small.consume(freshKey())
@@ -172,12 +146,12 @@ describe('per-policy scripts', () => {
     // Both forms loaded: the script alone, and the batch script.
     await store.consume({ key, policies, cost: 1, now: 0 })
     await Promise.all([1, 2].map(() => store.consume({ key, policies, cost: 1, now: 0 })))
-    await admin.script('FLUSH')
+    await redis.admin.script('FLUSH')
     const all = await Promise.all(
       Array.from({ length: 200 }, () => store.consume({ key, policies, cost: 1, now: 0 })),
     )
     expect(all.filter((r) => r.outcomes[0].allowed).length).toBe(147)
-    await admin.script('FLUSH')
+    await redis.admin.script('FLUSH')
     expect((await store.consume({ key, policies, cost: 1, now: 0 })).outcomes[0].allowed).toBe(
       false,
     )
@@ -190,7 +164,7 @@ describe('per-policy scripts', () => {
     const off = new RedisStore({ client, time: 'client', policyScripts: 0 })
     const a = [resolvePolicy({ algorithm: 'token-bucket', limit: 4, window: 60_000 })]
     const b = [resolvePolicy({ algorithm: 'token-bucket', limit: 6, window: 60_000 })]
-    await admin.script('FLUSH')
+    await redis.admin.script('FLUSH')
     for (const [s, policies, expected] of [
       [store, a, 4],
       [store, b, 6],
@@ -208,7 +182,7 @@ describe('per-policy scripts', () => {
       expect(peek.outcomes[0].remaining).toBe(3)
     }
     // The second configuration (over the bound of 1) and policyScripts: 0 used the shared one.
-    expect(await admin.script('EXISTS', SCRIPTS['token-bucket:1'].sha)).toEqual([1])
+    expect(await redis.admin.script('EXISTS', SCRIPTS['token-bucket:1'].sha)).toEqual([1])
     expect(() => new RedisStore({ client, policyScripts: -1 })).toThrow(/`policyScripts`/)
     expect(() => new RedisStore({ client, policyScripts: 1.5 })).toThrow(/`policyScripts`/)
   })
@@ -224,7 +198,7 @@ async function scriptsDuring(work: () => Promise<unknown>): Promise<string[][]> 
   })
   await work()
   // MONITOR reports asynchronously: a PING on the same server comes after every call above.
-  await admin.ping()
+  await redis.admin.ping()
   await new Promise((resolve) => setTimeout(resolve, 50))
   monitor.disconnect()
   return seen
@@ -260,7 +234,7 @@ describe('batches', () => {
     ]
     const [a, b, bad] = [freshKey(), freshKey(), freshKey()]
     // A key of the wrong type where bad's gcra state goes: its decision fails, alone.
-    await admin.hset(`sluice:{${bad}}:${policyKeyId(policies[0])}`, 'x', '1')
+    await redis.admin.hset(`sluice:{${bad}}:${policyKeyId(policies[0])}`, 'x', '1')
     const models = new Map([a, b].map((key) => [key, new ReferenceModel(policies)]))
     const made = [a, a, b, bad, a, a, b, a] as const
     let results: PromiseSettledResult<StoreResult>[] = []
@@ -285,7 +259,7 @@ describe('batches', () => {
     expect(calls.map((args) => [args[0].toLowerCase(), Number(args[2])])).toEqual([
       ['eval', 2 * made.length + 1],
     ])
-    expect(await admin.script('EXISTS', SCRIPTS['mixed:batch'].sha)).toEqual([0])
+    expect(await redis.admin.script('EXISTS', SCRIPTS['mixed:batch'].sha)).toEqual([0])
   })
 
   test('batchSize 1 sends each alone; a consume alone goes alone anyway', async () => {
@@ -299,8 +273,12 @@ describe('batches', () => {
     })
     // Each its state key and its block.
     expect(calls.map((args) => Number(args[2]))).toEqual([2, 2, 2, 2])
-    expect(() => new RedisStore({ client: admin, batchSize: 0 })).toThrow(/`batchSize`.*got 0/)
-    expect(() => new RedisStore({ client: admin, batchSize: 2.5 })).toThrow(/`batchSize`.*2\.5/)
+    expect(() => new RedisStore({ client: redis.admin, batchSize: 0 })).toThrow(
+      /`batchSize`.*got 0/,
+    )
+    expect(() => new RedisStore({ client: redis.admin, batchSize: 2.5 })).toThrow(
+      /`batchSize`.*2\.5/,
+    )
   })
 
   test('client time: a consume at another now starts another batch; costs travel when not all 1', async () => {
@@ -342,21 +320,21 @@ describe('batches', () => {
       )
     const gets = async () => (await commandCalls()).get ?? 0
     // No block set: the batch's one GET-free decision per key (sliding-window keeps a hash).
-    await admin.config('RESETSTAT')
+    await redis.admin.config('RESETSTAT')
     await together(Date.now())
     expect(await gets()).toBe(0)
-    expect(await admin.exists(`${prefix}:blocks`)).toBe(0)
+    expect(await redis.admin.exists(`${prefix}:blocks`)).toBe(0)
     // A block: the flag lives at least as long, and the batch honours the block.
     await store.block({ key: blocked, until: Date.now() + 60_000, now: Date.now() })
-    expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(59_000)
-    await admin.config('RESETSTAT')
+    expect(await redis.admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(59_000)
+    await redis.admin.config('RESETSTAT')
     const results = await together(Date.now())
     expect(await gets()).toBe(3)
     expect(results.map((r) => r.outcomes[0].allowed)).toEqual([false, true, false])
     expect(results[0].outcomes[0].retryAfterMs).toBeGreaterThan(59_000)
     // A shorter block later does not shorten the flag.
     await store.block({ key: free, until: Date.now() + 1000, now: Date.now() })
-    expect(await admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(58_000)
+    expect(await redis.admin.pttl(`${prefix}:blocks`)).toBeGreaterThan(58_000)
   })
 
   test('a batch sent without block keys while a key is blocked decides nothing, and goes again with them', async () => {
@@ -396,16 +374,16 @@ describe('batches', () => {
   /** Every key of a prefix, as type, value (a hash's fields sorted) and TTL, by the key's name. */
   async function stateOf(prefix: string): Promise<Map<string, [string, unknown, number]>> {
     const state = new Map<string, [string, unknown, number]>()
-    for (const name of await admin.keys(`${prefix}:*`)) {
-      const type = await admin.type(name)
+    for (const name of await redis.admin.keys(`${prefix}:*`)) {
+      const type = await redis.admin.type(name)
       const value =
         type === 'string'
-          ? await admin.get(name)
+          ? await redis.admin.get(name)
           : type === 'hash'
-            ? Object.entries(await admin.hgetall(name)).sort()
+            ? Object.entries(await redis.admin.hgetall(name)).sort()
             : // sliding-log: the scores (members name requests, which differ between stores).
-              (await admin.zrange(name, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1)
-      state.set(name.slice(prefix.length), [type, value, await admin.pttl(name)])
+              (await redis.admin.zrange(name, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1)
+      state.set(name.slice(prefix.length), [type, value, await redis.admin.pttl(name)])
     }
     return state
   }
@@ -434,9 +412,13 @@ describe('batches', () => {
             ...(algorithm === 'sliding-window' ? { precision } : {}),
           }
           const policies = [resolvePolicy(options)]
-          const batched = new RedisStore({ client: admin, time: 'client', prefix: `hb${run}` })
+          const batched = new RedisStore({
+            client: redis.admin,
+            time: 'client',
+            prefix: `hb${run}`,
+          })
           const alone = new RedisStore({
-            client: admin,
+            client: redis.admin,
             time: 'client',
             prefix: `ha${run}`,
             batchSize: 1,
@@ -483,7 +465,7 @@ describe('batches', () => {
       })
       const [policy] = [resolvePolicy({ algorithm: 'gcra', limit: 2, window: '1h' })]
       const [good, bad] = [freshKey(), freshKey()]
-      await admin.lpush(`sluice:{${bad}}:${policyKeyId(policy)}`, 'not a rate limit')
+      await redis.admin.lpush(`sluice:{${bad}}:${policyKeyId(policy)}`, 'not a rate limit')
       // Failures first, in the middle, twice in a row and last.
       const order = [bad, good, bad, bad, good, good, bad]
       const results = await Promise.allSettled(
@@ -500,7 +482,7 @@ describe('batches', () => {
       }
       const admitted = results.map((r) => r.status === 'fulfilled' && r.value.outcomes[0].allowed)
       expect(admitted).toEqual([false, true, false, false, true, false, false])
-      expect(await admin.lrange(`sluice:{${bad}}:${policyKeyId(policy)}`, 0, -1)).toEqual([
+      expect(await redis.admin.lrange(`sluice:{${bad}}:${policyKeyId(policy)}`, 0, -1)).toEqual([
         'not a rate limit',
       ])
     },
@@ -521,8 +503,10 @@ describe('keys', () => {
     const limiter = createLimiter({ store, algorithm: 'gcra', limit: 10, window: '1m' })
     const key = `${freshKey()}{x}`
     await limiter.consume(key)
-    expect(await admin.keys(`rl:{${escapeKey(key)}}:*`)).toEqual([`rl:{${escapeKey(key)}}:g10/1m`])
-    expect(() => new RedisStore({ client: admin, prefix: 'a{b' })).toThrow(/`prefix`/)
+    expect(await redis.admin.keys(`rl:{${escapeKey(key)}}:*`)).toEqual([
+      `rl:{${escapeKey(key)}}:g10/1m`,
+    ])
+    expect(() => new RedisStore({ client: redis.admin, prefix: 'a{b' })).toThrow(/`prefix`/)
   })
 
   test('policy key ids: short, one per policy id, read back one way only', () => {
@@ -599,7 +583,7 @@ describe('keys', () => {
     // Soft admits 5 more on the same state, as core's MemoryStore does.
     const more = await Promise.all(Array.from({ length: 6 }, () => soft.consume(key)))
     expect(more.filter((d) => d.allowed).length).toBe(5)
-    expect(await admin.keys(`sluice:{${key}}:*`)).toEqual([`sluice:{${key}}:f10/1h`])
+    expect(await redis.admin.keys(`sluice:{${key}}:*`)).toEqual([`sluice:{${key}}:f10/1h`])
   })
 
   test('every key expires when its state is empty again, to the millisecond', async () => {
@@ -622,7 +606,7 @@ describe('keys', () => {
     for (const [policy, needed] of cases) {
       const key = freshKey()
       await store.consume({ key, policies: [policy], cost: 2, now: 0 })
-      const ttl = await admin.pttl(`sluice:{${key}}:${policyKeyId(policy)}`)
+      const ttl = await redis.admin.pttl(`sluice:{${key}}:${policyKeyId(policy)}`)
       expect({ algorithm: policy.algorithm, ttlInRange: ttl > 0 && ttl <= needed }).toEqual({
         algorithm: policy.algorithm,
         ttlInRange: true,
@@ -643,8 +627,8 @@ describe('keys', () => {
       await store.consume({ key, policies: [policy], cost: 1, now: 1_000_000 + t * 10_000 })
     }
     const stateKey = `sluice:{${key}}:${policyKeyId(policy)}`
-    expect(await admin.type(stateKey)).toBe('hash')
-    const fields = await admin.hgetall(stateKey)
+    expect(await redis.admin.type(stateKey)).toBe('hash')
+    const fields = await redis.admin.hgetall(stateKey)
     // `n` (newest bucket) and one field per non-zero counter of the ring of 7.
     expect(Object.keys(fields).length).toBeLessThanOrEqual(8)
     expect(fields.n).toBe(String(Math.floor((1_000_000 + 70_000) / 10_000)))
@@ -660,7 +644,7 @@ describe('keys', () => {
     )
     expect(all.every((r) => r.outcomes[0].allowed)).toBe(true)
     await store.consume({ key, policies: [policy], cost: 5, now })
-    expect(await admin.zcard(`sluice:{${key}}:${policyKeyId(policy)}`)).toBe(35)
+    expect(await redis.admin.zcard(`sluice:{${key}}:${policyKeyId(policy)}`)).toBe(35)
   })
 
   test('memory: a gcra or fixed-window key takes under 100 bytes (MEMORY USAGE)', async () => {
@@ -678,8 +662,8 @@ describe('keys', () => {
       await store.reset(key, [policy])
       await store.consume({ key, policies: [policy], cost: 1, now: 0 })
       const stateKey = `sluice:{${key}}:${policyKeyId(policy)}`
-      expect(await admin.object('ENCODING', stateKey)).toBe('int')
-      usage[policy.id] = Number(await admin.memory('USAGE', stateKey))
+      expect(await redis.admin.object('ENCODING', stateKey)).toBe('int')
+      usage[policy.id] = Number(await redis.admin.memory('USAGE', stateKey))
     }
     for (const bytes of Object.values(usage)) expect(bytes).toBeLessThanOrEqual(100)
   })
@@ -788,7 +772,6 @@ describe('auto-pipelining', () => {
       retryStrategy: () => 25,
     })
     client.on('error', () => undefined)
-    clients.push(client)
     if (client.status !== 'ready') await once(client, 'ready')
     const store = new RedisStore({ client, blockCache: false, batchSize: 8 })
     const policies = [resolvePolicy({ algorithm: 'gcra', limit: 10, window: '1h' })]
@@ -800,6 +783,7 @@ describe('auto-pipelining', () => {
       ),
     )
     expect(results.map((r) => r.status)).toEqual(Array(8).fill('rejected'))
+    client.disconnect()
   })
 
   test('a full batch is written at once, not held until the tick ends', async () => {
@@ -827,7 +811,7 @@ describe('block cache', () => {
     const flood = async (store: RedisStore): Promise<number> => {
       const limiter = createLimiter({ store, algorithm: 'fixed-window', limit: 10, window: '1h' })
       const hot = [freshKey(), freshKey(), freshKey()]
-      await admin.config('RESETSTAT')
+      await redis.admin.config('RESETSTAT')
       let admitted = 0
       for (let i = 0; i < 300; i++) {
         if ((await limiter.consume(hot[i % 3])).allowed) admitted++
@@ -897,14 +881,14 @@ describe('block cache', () => {
     expect(store.blockedKeys).toBe(1)
     // gcra says retry in 500 ms, sliding-window in 1001: cached until the sooner.
     for (const now of [10_001, 10_200, 10_499]) {
-      await admin.config('RESETSTAT')
+      await redis.admin.config('RESETSTAT')
       const cached = await store.consume({ key, policies, cost: 1, now })
       expect(await scriptCalls()).toBe(0)
       const truth = await reference.peek({ key, policies, cost: 1, now })
       expect(plain(cached.outcomes)).toEqual(plain(truth.outcomes))
     }
     // The soonest retry time has come: back to Redis.
-    await admin.config('RESETSTAT')
+    await redis.admin.config('RESETSTAT')
     await store.consume({ key, policies, cost: 1, now: 10_500 })
     expect(await scriptCalls()).toBe(1)
   })
@@ -947,7 +931,7 @@ describe('block cache', () => {
     const first = await store.consume({ key, policies, cost: 1, now: 10_000 })
     expect(first.outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 10_000 })
     for (const now of [10_001, 15_000, 19_999]) {
-      await admin.config('RESETSTAT')
+      await redis.admin.config('RESETSTAT')
       const cached = await store.consume({ key, policies, cost: 1, now })
       expect(await scriptCalls()).toBe(0)
       expect(plain(cached.outcomes)).toEqual(
@@ -990,17 +974,17 @@ describe('block cache', () => {
       resolvePolicy({ algorithm: 'fixed-window', limit: 5, window: 60_000, name: 'b' }),
     ]
     const key = freshKey()
-    await admin.config('RESETSTAT')
+    await redis.admin.config('RESETSTAT')
     await store.penalize({ key, policies, cost: 4, now: 1000 })
     await store.refund({ key, policies, cost: 1, now: 1000 })
     await store.block({ key, until: 5000, now: 1000 })
     expect(await scriptCalls()).toBe(3)
-    expect(await admin.exists(`sluice:{${escapeKey(key)}}:b`)).toBe(1)
+    expect(await redis.admin.exists(`sluice:{${escapeKey(key)}}:b`)).toBe(1)
     const look = await store.peek({ key, policies, cost: 0, now: 5000 })
     expect(look.outcomes.map((o) => o.remaining)).toEqual([1, 2])
     // Per-policy state keys go between the tag and the policy id, escaped (`:` too).
     await store.consume({ key, keys: ['r:1', 'u{2}'], policies, cost: 1, now: 5000 })
-    expect((await admin.keys(`sluice:{${escapeKey(key)}}:*`)).sort()).toEqual(
+    expect((await redis.admin.keys(`sluice:{${escapeKey(key)}}:*`)).sort()).toEqual(
       [
         `sluice:{${escapeKey(key)}}:b`,
         `sluice:{${escapeKey(key)}}:${policyKeyId(policies[0])}`,
@@ -1020,7 +1004,7 @@ describe('block cache', () => {
       await store.consume({ key, policies, cost: 1, now: 0 })
     }
     expect(store.blockedKeys).toBe(2)
-    await admin.config('RESETSTAT')
+    await redis.admin.config('RESETSTAT')
     await store.consume({ key: a, policies, cost: 1, now: 1 })
     await store.consume({ key: c, policies, cost: 1, now: 1 })
     expect(await scriptCalls()).toBe(0)

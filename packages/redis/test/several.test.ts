@@ -1,11 +1,10 @@
 import { createLimiter, type LimitOptions, type Policy } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { RedisStore } from '@sluice/redis'
-import { startRedis, type RedisServer } from '@sluice/testkit'
-import { Redis } from 'ioredis'
 import { MAX_SEVERAL, SCRIPTS } from '../src/lua'
 import { Planner } from '../src/plan'
 import { routeOf } from '../src/route'
+import { useRedisServer } from './fixtures/redis-server'
 
 // Several policies of one key (consume, peek, timed refund) are decided by the plan's own flat
 // script of them all (route.ts, lua/flat/several.ts), batched as one policy's: which route
@@ -66,31 +65,8 @@ describe('route of several policies', () => {
 })
 
 describe('several policies on a real Redis', () => {
-  let server: RedisServer
-  let admin: Redis
-  const clients: Redis[] = []
-  const connect = (): Redis => {
-    const client = new Redis({ host: server.host, port: server.port })
-    clients.push(client)
-    return client
-  }
-
-  beforeAll(async () => {
-    server = await startRedis()
-    admin = connect()
-  })
-
-  afterAll(async () => {
-    for (const client of clients) client.disconnect()
-    await server?.stop()
-  })
-
-  const scriptCalls = async (): Promise<number> => {
-    const info = await admin.info('commandstats')
-    let calls = 0
-    for (const m of info.matchAll(/^cmdstat_(eval|evalsha):calls=(\d+)/gm)) calls += Number(m[2])
-    return calls
-  }
+  const redis = useRedisServer()
+  const { connect, scriptCalls } = redis
 
   for (const [layout, packed] of [
     ['keys', undefined],
@@ -106,7 +82,7 @@ describe('several policies on a real Redis', () => {
         ],
       })
       await limiter.consume('warm')
-      await admin.config('RESETSTAT')
+      await redis.admin.config('RESETSTAT')
       const results = await Promise.all(
         Array.from({ length: 64 }, (_, i) => limiter.consume(`${layout}:${i % 8}`)),
       )

@@ -1,11 +1,11 @@
-import { createLimiter, type Policy, type PolicyOutcome } from '@sluice/core'
+import { createLimiter, type Policy } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { algorithmOf } from '@sluice/core/web'
 import { policyKeyId, RedisStore, SCRIPTS } from '@sluice/redis'
-import { startRedis, type RedisServer } from '@sluice/testkit'
-import { Redis } from 'ioredis'
+import { blankOutcome } from '@sluice/testkit'
 import { Planner } from '../src/plan'
 import { routeOf } from '../src/route'
+import { useRedisServer } from './fixtures/redis-server'
 
 // One wide policy (limit x window past 2^50) alone is decided by its own flat script
 // (lua/flat/wide.ts): its limbs module with the policy baked in, batched as a narrow policy's
@@ -43,31 +43,8 @@ describe('route of one wide policy', () => {
 })
 
 describe('one wide policy on a real Redis', () => {
-  let server: RedisServer
-  let admin: Redis
-  const clients: Redis[] = []
-  const connect = (): Redis => {
-    const client = new Redis({ host: server.host, port: server.port })
-    clients.push(client)
-    return client
-  }
-
-  beforeAll(async () => {
-    server = await startRedis()
-    admin = connect()
-  })
-
-  afterAll(async () => {
-    for (const client of clients) client.disconnect()
-    await server?.stop()
-  })
-
-  const scriptCalls = async (): Promise<number> => {
-    const info = await admin.info('commandstats')
-    let calls = 0
-    for (const m of info.matchAll(/^cmdstat_(eval|evalsha):calls=(\d+)/gm)) calls += Number(m[2])
-    return calls
-  }
+  const redis = useRedisServer()
+  const { connect, scriptCalls } = redis
 
   /** What core decides for each request in order, on its own state per key. */
   function expected(policy: Policy, requests: { key: string; cost: number; now: number }[]) {
@@ -79,13 +56,7 @@ describe('one wide policy on a real Redis', () => {
         state = new Array<number>(transitions.slots(policy)).fill(0)
         states.set(key, state)
       }
-      const out: PolicyOutcome = {
-        allowed: false,
-        remaining: 0,
-        resetMs: 0,
-        retryAfterMs: 0,
-        delayMs: 0,
-      }
+      const out = blankOutcome()
       transitions.decide(state, 0, now, policy, cost, out)
       if (out.allowed) transitions.apply(state, 0, now, policy, cost)
       return out
@@ -99,7 +70,7 @@ describe('one wide policy on a real Redis', () => {
       const prefix = `wf-${algorithm}`
       const store = new RedisStore({ client: connect(), time: 'client', prefix })
       await store.consume({ key: 'warm', policies: [policy], cost: 1, now: 1 })
-      await admin.config('RESETSTAT')
+      await redis.admin.config('RESETSTAT')
       // Costs near the burst, so that some keys run out within the batch.
       const requests = Array.from({ length: 64 }, (_, i) => ({
         key: `k${i % 8}`,
@@ -114,7 +85,9 @@ describe('one wide policy on a real Redis', () => {
       expect(results.map((r) => r.outcomes[0])).toEqual(want.outcomes)
       expect(want.outcomes.some((o) => !o.allowed)).toBe(true)
       for (const [key, state] of want.states) {
-        expect(await admin.get(`${prefix}:{${key}}:${policyKeyId(policy)}:v`)).toBe(state.join(','))
+        expect(await redis.admin.get(`${prefix}:{${key}}:${policyKeyId(policy)}:v`)).toBe(
+          state.join(','),
+        )
       }
     })
   }
@@ -130,7 +103,7 @@ describe('one wide policy on a real Redis', () => {
     )
     expect(results.map((r) => r.outcomes[0].allowed)).toEqual([false, true, false])
     expect(results[0].outcomes[0].retryAfterMs).toBe(700)
-    expect(await admin.exists(`wf-block:{held}:${policyKeyId(policy)}:v`)).toBe(0)
+    expect(await redis.admin.exists(`wf-block:{held}:${policyKeyId(policy)}:v`)).toBe(0)
   })
 
   test('alone: a reservation, a peek and a timed refund, as core decides', async () => {
@@ -139,20 +112,13 @@ describe('one wide policy on a real Redis', () => {
     const transitions = algorithmOf(policy)
     const state = new Array<number>(transitions.slots(policy)).fill(0)
     const base = { key: 'one', policies: [policy] }
-    const out = (): PolicyOutcome => ({
-      allowed: false,
-      remaining: 0,
-      resetMs: 0,
-      retryAfterMs: 0,
-      delayMs: 0,
-    })
     // The burst taken, then a reservation that waits for a refill (about 373 a ms).
     const burst = policy.burst
-    let want = out()
+    let want = blankOutcome()
     transitions.decide(state, 0, 1000, policy, burst, want)
     transitions.apply(state, 0, 1000, policy, burst)
     expect((await store.consume({ ...base, cost: burst, now: 1000 })).outcomes[0]).toEqual(want)
-    want = out()
+    want = blankOutcome()
     transitions.decide(state, 0, 2000, policy, 10 ** 7, want, 60_000)
     expect(want.allowed && want.delayMs > 0).toBe(true)
     transitions.apply(state, 0, 2000, policy, 10 ** 7)
@@ -161,10 +127,10 @@ describe('one wide policy on a real Redis', () => {
     // The reservation given back at the time it was made, then a peek.
     await store.refund({ ...base, cost: 10 ** 7, now: 3000, at: 2000 })
     transitions.refund(state, 0, 3000, policy, 10 ** 7, 2000)
-    want = out()
+    want = blankOutcome()
     transitions.decide(state, 0, 3000, policy, 0, want)
     expect((await store.peek({ ...base, cost: 0, now: 3000 })).outcomes[0]).toEqual(want)
-    expect(await admin.get(`wf-alone:{one}:${policyKeyId(policy)}:v`)).toBe(state.join(','))
+    expect(await redis.admin.get(`wf-alone:{one}:${policyKeyId(policy)}:v`)).toBe(state.join(','))
   })
 
   test('a limiter of one wide policy answers through its own batch script', async () => {
@@ -176,8 +142,8 @@ describe('one wide policy on a real Redis', () => {
     })
     await limiter.consume('warm')
     // Emptied: what runs from here is loaded again, by EVAL after a NOSCRIPT.
-    await admin.script('FLUSH')
-    await admin.config('RESETSTAT')
+    await redis.admin.script('FLUSH')
+    await redis.admin.config('RESETSTAT')
     const results = await Promise.all(
       Array.from({ length: 32 }, (_, i) => limiter.consume(`u${i % 4}`, { cost: 10 ** 9 })),
     )
@@ -185,7 +151,7 @@ describe('one wide policy on a real Redis', () => {
     // scripts were not loaded again.
     expect(await scriptCalls()).toBe(1)
     const shared = [SCRIPTS.wide.sha, SCRIPTS['wide:batch'].sha]
-    expect(await admin.script('EXISTS', ...shared)).toEqual([0, 0])
+    expect(await redis.admin.script('EXISTS', ...shared)).toEqual([0, 0])
     expect(results.every((r) => r.allowed)).toBe(true)
     // Eight of 10^9 from each key's 10^12.
     expect(results.slice(28).map((r) => r.remaining)).toEqual(Array(4).fill(10 ** 12 - 8 * 10 ** 9))

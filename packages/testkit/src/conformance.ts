@@ -19,7 +19,7 @@ import { registerTraceCases } from './conformance/traces'
 import { registerWideCases } from './conformance/wide'
 
 export type { StoreCapabilities, StoreUnderTest } from './conformance/context'
-export { limitArbitrary, plain, ReferenceModel } from './conformance/model'
+export { blankOutcome, limitArbitrary, plain, ReferenceModel } from './conformance/model'
 
 /** Runs `describe` with the conformance cases for one store. */
 export function describeStoreConformance(

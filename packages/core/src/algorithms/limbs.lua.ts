@@ -10,6 +10,18 @@
  */
 
 /**
+ * Lua that splits the integer `v` (in [0, 2^53)) into its three limbs `v1`, `v2`, `v3`,
+ * lowest first, as locals (inline: a function call per split would cost each operation more).
+ */
+function split(v: string): string {
+  return `  local ${v}1 = ${v} % LB
+  ${v} = (${v} - ${v}1) / LB
+  local ${v}2 = ${v} % LB
+  local ${v}3 = (${v} - ${v}2) / LB
+`
+}
+
+/**
  * Defines `w_of(a)`, `w_mul(a, b)` (a, b integers in [0, 2^53)), `w_muladd(a, b, c)` (a x b + c),
  * `w_submul(x, a, b)` (x - a x b), `w_add`, `w_sub`, `w_cmp`,
  * `w_neg(x)` (x < 0), `w_num(x)` (exact below 2^53, the nearest double past it), `w_div(x, d)`
@@ -40,51 +52,21 @@ local function w_norm(c1, c2, c3, c4, c5)
 end
 
 local function w_of(a)
-  local a1 = a % LB
-  a = (a - a1) / LB
-  local a2 = a % LB
-  return { a1, a2, (a - a2) / LB, 0, 0 }
+${split('a')}  return { a1, a2, a3, 0, 0 }
 end
 
 local function w_mul(a, b)
-  local a1 = a % LB
-  a = (a - a1) / LB
-  local a2 = a % LB
-  local a3 = (a - a2) / LB
-  local b1 = b % LB
-  b = (b - b1) / LB
-  local b2 = b % LB
-  local b3 = (b - b2) / LB
-  return w_norm(a1 * b1, a1 * b2 + a2 * b1, a1 * b3 + a2 * b2 + a3 * b1, a2 * b3 + a3 * b2, a3 * b3)
+${split('a')}${split('b')}  return w_norm(a1 * b1, a1 * b2 + a2 * b1, a1 * b3 + a2 * b2 + a3 * b1, a2 * b3 + a3 * b2, a3 * b3)
 end
 
 -- a x b + c in one carry pass (a, b, c integers in [0, 2^53)): a column stays below 2^51.
 local function w_muladd(a, b, c)
-  local a1 = a % LB
-  a = (a - a1) / LB
-  local a2 = a % LB
-  local a3 = (a - a2) / LB
-  local b1 = b % LB
-  b = (b - b1) / LB
-  local b2 = b % LB
-  local b3 = (b - b2) / LB
-  local c1 = c % LB
-  c = (c - c1) / LB
-  local c2 = c % LB
-  return w_norm(a1 * b1 + c1, a1 * b2 + a2 * b1 + c2, a1 * b3 + a2 * b2 + a3 * b1 + (c - c2) / LB, a2 * b3 + a3 * b2, a3 * b3)
+${split('a')}${split('b')}${split('c')}  return w_norm(a1 * b1 + c1, a1 * b2 + a2 * b1 + c2, a1 * b3 + a2 * b2 + a3 * b1 + c3, a2 * b3 + a3 * b2, a3 * b3)
 end
 
 -- x - a x b in one carry pass (a, b integers in [0, 2^53)).
 local function w_submul(x, a, b)
-  local a1 = a % LB
-  a = (a - a1) / LB
-  local a2 = a % LB
-  local a3 = (a - a2) / LB
-  local b1 = b % LB
-  b = (b - b1) / LB
-  local b2 = b % LB
-  local b3 = (b - b2) / LB
-  return w_norm(x[1] - a1 * b1, x[2] - a1 * b2 - a2 * b1, x[3] - a1 * b3 - a2 * b2 - a3 * b1, x[4] - a2 * b3 - a3 * b2, x[5] - a3 * b3)
+${split('a')}${split('b')}  return w_norm(x[1] - a1 * b1, x[2] - a1 * b2 - a2 * b1, x[3] - a1 * b3 - a2 * b2 - a3 * b1, x[4] - a2 * b3 - a3 * b2, x[5] - a3 * b3)
 end
 
 local function w_add(x, y)
