@@ -1,6 +1,6 @@
 /**
  * Owns the description of a script: every script RedisStore runs is one of these shapes,
- * compiled from the algorithms' Lua fragments by compile.ts.
+ * compiled from the algorithms' Lua fragments by compile.ts, and how a baked number is written.
  */
 import type { LuaFragments, StateShape } from '@sluice/core/web'
 
@@ -39,6 +39,12 @@ export interface BakedPolicy {
   readonly precision: number
   /** ms added to every TTL (clockToleranceMs with client time, 0 with server time). */
   readonly slackMs: number
+}
+
+/** A baked number as Lua source: an integer below 2^53, written with all its digits. */
+export function bakedInteger(x: number): string {
+  if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
+  return String(x)
 }
 
 /**

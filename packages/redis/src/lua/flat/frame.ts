@@ -22,7 +22,7 @@
  */
 import type { LuaFrame } from '@sluice/core/web'
 import { asInteger, decodePair, integerText, pairText } from '../pair'
-import type { BakedPolicy, FlatShape, Variant } from '../shape'
+import { bakedInteger, type BakedPolicy, type FlatShape, type Variant } from '../shape'
 import { PACKED_HEAD, packedInputs, packedSave } from './packed-frame'
 
 /** The policy a shape has baked in; undefined when ARGV passes it. */
@@ -86,10 +86,7 @@ local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), to
 ${packed ? packedInputs(shape.variant, 'single') : ''}`
   }
   if (packed && !batch) throw new Error('a packed script of one call takes its policy in ARGV')
-  const n = (x: number): string => {
-    if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
-    return String(x)
-  }
+  const n = bakedInteger
   const policy = `local limit, window, burst, precision = ${n(baked.limit)}, ${n(baked.windowMs)}, ${n(baked.burst)}, ${n(baked.precision)}`
   if (batch) {
     return `

@@ -25,7 +25,7 @@
 import type { LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { PACKED_FIELDS, PACKED_RING } from '../packed'
-import type { SeveralShape } from '../shape'
+import { bakedInteger, type SeveralShape } from '../shape'
 import { BLOCK_KEY, eachAlone, holdRepeated, saveKey, UNPACK } from './frame'
 import { packedSave } from './packed-frame'
 
@@ -37,16 +37,10 @@ export function severalLua(shape: SeveralShape): string {
   return `${inputs(shape)}${setups(shape)}${batch ? batchHead(shape) : ''}${decision(shape)}${batch ? batchTail(shape) : ''}`
 }
 
-/** An integer constant (a baked number). */
-function int(x: number): string {
-  if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
-  return String(x)
-}
-
 /** The inputs as locals, and the clock (Redis TIME unless `now` is given). */
 function inputs(shape: SeveralShape): string {
   const n = shape.variants.length
-  const slack = int(shape.policies[0].slackMs)
+  const slack = bakedInteger(shape.policies[0].slackMs)
   const packed = shape.layout === 'packed'
   const ring = shape.variants.some((v) => v.state === 'ring')
   const fields = packed ? `${PACKED_FIELDS}${ring ? PACKED_RING : ''}` : ''
@@ -155,7 +149,7 @@ function decision(shape: SeveralShape): string {
     const steps = variant.lua.steps?.(frameOf(shape, i))
     if (steps === undefined) throw new Error(`no steps for ${variant.code}`)
     const open = `${place}
-local limit, window, burst, precision = ${int(p.limit)}, ${int(p.windowMs)}, ${int(p.burst)}, ${int(p.precision)}
+local limit, window, burst, precision = ${bakedInteger(p.limit)}, ${bakedInteger(p.windowMs)}, ${bakedInteger(p.burst)}, ${bakedInteger(p.precision)}
 ${head}${steps.read}`
     return { open, steps }
   })

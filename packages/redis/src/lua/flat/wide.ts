@@ -15,7 +15,7 @@
  * key's is -(ms until the block ends); a refund's nil. As the flat batches, a batch on
  * Redis's clock ends with the time it decided at.
  */
-import type { WideFlatShape } from '../shape'
+import { bakedInteger, type WideFlatShape } from '../shape'
 import { PRELUDE } from '../prelude'
 import { WIDE_STATE } from '../wide'
 import { ANY_BLOCK, BLOCK_KEY, eachAlone, HOLD_REPEATED } from './frame'
@@ -37,12 +37,6 @@ export function wideFlatLua(shape: WideFlatShape): string {
   ].join('')
 }
 
-/** An integer constant (a baked number). */
-function int(x: number): string {
-  if (!Number.isSafeInteger(x)) throw new Error(`not an integer: ${x}`)
-  return String(x)
-}
-
 /** The clock: Redis TIME unless `now` is given, read once per call. */
 const CLOCK = `local server = not now
 if server then
@@ -56,14 +50,14 @@ function singleInputs(shape: WideFlatShape): string {
   return `local extra, op = ARGV[1] or '', ARGV[2] or 'c'
 local now = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4]) or 1
-SLACK, MAXD = ${int(shape.policy.slackMs)}, tonumber(ARGV[5]) or 0
+SLACK, MAXD = ${bakedInteger(shape.policy.slackMs)}, tonumber(ARGV[5]) or 0
 ${CLOCK}`
 }
 
 function batchInputs(shape: WideFlatShape): string {
   return `local op, extra = 'c', ''
 local now = tonumber(ARGV[2])
-SLACK, MAXD = ${int(shape.policy.slackMs)}, 0
+SLACK, MAXD = ${bakedInteger(shape.policy.slackMs)}, 0
 ${CLOCK}`
 }
 
@@ -76,7 +70,7 @@ function decision(shape: WideFlatShape, code: string): string {
   const { limit, windowMs, burst, precision } = shape.policy
   const readsBlock = shape.calls === 'batch' ? "op ~= 'r' and blocks and bkey" : "op ~= 'r'"
   return `local alg = ALG.${code}
-local P = { alg = alg, limit = ${int(limit)}, window = ${int(windowMs)}, burst = ${int(burst)}, precision = ${int(precision)} }
+local P = { alg = alg, limit = ${bakedInteger(limit)}, window = ${bakedInteger(windowMs)}, burst = ${bakedInteger(burst)}, precision = ${bakedInteger(precision)} }
 local function one(key, bkey, cost)
   if ${readsBlock} then
     local blocked = redis.pcall('GET', bkey)
