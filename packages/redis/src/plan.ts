@@ -100,57 +100,65 @@ export class Planner {
   private readonly plans = new WeakMap<readonly Policy[], Plan>()
   /** Per-policy scripts by configuration (see policyScript). */
   private readonly policyScripts = new Map<string, PolicyScript>()
+  /** ms added to every TTL, as the scripts bake it in. */
+  private readonly slackMs: number
 
-  /** `packed`: the store's layout is packed (RedisStoreOptions.packed). */
+  /** `toleranceMs`: as sent; `packed`: the store's layout is packed (RedisStoreOptions.packed). */
   constructor(
-    private readonly toleranceMs: string,
+    toleranceMs: string,
     private readonly maxPolicyScripts: number,
     private readonly packed = false,
-  ) {}
+  ) {
+    this.slackMs = Number(toleranceMs)
+  }
 
   /**
-   * The policy's own script, made on first use while fewer than policyScripts exist. Packed
-   * (but sliding-log): the shared flat script of its algorithm alone, and its own batch form.
+   * The policy's own script, made on first use while fewer than policyScripts exist: its flat
+   * script, or a wide policy's (lua/flat/wide.ts).
    */
   private policyScript(policy: Policy, wide: boolean): PolicyScript | undefined {
     const config = configOf(policy)
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
-      if (wide) return this.wideScript(policy, config)
-      const baked = {
-        limit: policy.limit,
-        windowMs: policy.windowMs,
-        burst: policy.burst,
-        precision: policy.precision,
-        slackMs: Number(this.toleranceMs),
-      }
-      const variant = policyVariant(policy)
-      // A log has no packed script: keys of its own on a packed store too.
-      const layout = this.packed && variant.state !== 'log' ? 'packed' : 'keys'
-      // The packed layout has no per-policy script of one call: the shared flat one.
-      const single =
-        layout === 'packed'
-          ? (routeOf([policy], false, true, 'decide').script as LuaScript)
-          : luaScript(compile(flatShape(variant, layout, baked, 'single')))
-      const batch = luaScript(compile(flatShape(variant, layout, baked, 'batch')))
-      own = withBatch(single, batch)
-      this.policyScripts.set(config, own)
+      own = wide ? this.wideScript(policy) : this.flatScript(policy)
+      if (own !== undefined) this.policyScripts.set(config, own)
     }
     return own
+  }
+
+  /**
+   * A policy's flat script with the policy baked in, and its batch form. Packed (but
+   * sliding-log): the shared flat script of its algorithm alone, and its own batch form.
+   */
+  private flatScript(policy: Policy): PolicyScript {
+    const baked = {
+      limit: policy.limit,
+      windowMs: policy.windowMs,
+      burst: policy.burst,
+      precision: policy.precision,
+      slackMs: this.slackMs,
+    }
+    const variant = policyVariant(policy)
+    // A log has no packed script: keys of its own on a packed store too.
+    const layout = this.packed && variant.state !== 'log' ? 'packed' : 'keys'
+    // The packed layout has no per-policy script of one call: the shared flat one.
+    const single =
+      layout === 'packed'
+        ? (routeOf([policy], false, true, 'decide').script as LuaScript)
+        : luaScript(compile(flatShape(variant, layout, baked, 'single')))
+    const batch = luaScript(compile(flatShape(variant, layout, baked, 'batch')))
+    return withBatch(single, batch)
   }
 
   /**
    * A wide policy's own flat script (lua/flat/wide.ts), its single call and batch forms; none
    * for a policy without a limbs module (its route is compare-and-set).
    */
-  private wideScript(policy: Policy, config: string): PolicyScript | undefined {
-    const slack = Number(this.toleranceMs)
-    const single = wideFlatShape(policy, slack, 'single')
-    const batch = wideFlatShape(policy, slack, 'batch')
+  private wideScript(policy: Policy): PolicyScript | undefined {
+    const single = wideFlatShape(policy, this.slackMs, 'single')
+    const batch = wideFlatShape(policy, this.slackMs, 'batch')
     if (single === undefined || batch === undefined) return undefined
-    const own = withBatch(luaScript(compile(single)), luaScript(compile(batch)))
-    this.policyScripts.set(config, own)
-    return own
+    return withBatch(luaScript(compile(single)), luaScript(compile(batch)))
   }
 
   /**
@@ -165,9 +173,8 @@ export class Planner {
     const config = policies.map(configOf).join('|')
     let own = this.policyScripts.get(config)
     if (own === undefined && this.policyScripts.size < this.maxPolicyScripts) {
-      const slack = Number(this.toleranceMs)
       const of = (calls: 'single' | 'batch'): LuaScript =>
-        luaScript(compile(severalShape(policies, layout as 'keys' | 'packed', slack, calls)))
+        luaScript(compile(severalShape(policies, layout as 'keys' | 'packed', this.slackMs, calls)))
       own = withBatch(of('single'), of('batch'))
       this.policyScripts.set(config, own)
     }

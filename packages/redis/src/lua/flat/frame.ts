@@ -86,11 +86,10 @@ local limit, window, burst, precision = tonumber(ARGV[8]), tonumber(ARGV[9]), to
 ${packed ? packedInputs(shape.variant, 'single') : ''}`
   }
   if (packed && !batch) throw new Error('a packed script of one call takes its policy in ARGV')
-  const n = bakedInteger
-  const policy = `local limit, window, burst, precision = ${n(baked.limit)}, ${n(baked.windowMs)}, ${n(baked.burst)}, ${n(baked.precision)}`
+  const policy = `local limit, window, burst, precision = ${bakedInteger(baked.limit)}, ${bakedInteger(baked.windowMs)}, ${bakedInteger(baked.burst)}, ${bakedInteger(baked.precision)}`
   if (batch) {
     return `
-local op, slack, maxd = 'c', ${n(baked.slackMs)}, 0
+local op, slack, maxd = 'c', ${bakedInteger(baked.slackMs)}, 0
 ${policy}
 local now = tonumber(ARGV[2])
 ${packed ? `local extra = ''\n${packedInputs(shape.variant, 'batch')}` : ''}`
@@ -98,7 +97,7 @@ ${packed ? `local extra = ''\n${packedInputs(shape.variant, 'batch')}` : ''}`
   return `
 local key, bkey, extra, op = KEYS[1], KEYS[2] or ${BLOCK_KEY}, ARGV[1] or '', ARGV[2] or 'c'
 local now = tonumber(ARGV[3])
-local cost, slack, maxd = tonumber(ARGV[4]) or 1, ${n(baked.slackMs)}, tonumber(ARGV[5]) or 0
+local cost, slack, maxd = tonumber(ARGV[4]) or 1, ${bakedInteger(baked.slackMs)}, tonumber(ARGV[5]) or 0
 ${policy}
 `
 }
