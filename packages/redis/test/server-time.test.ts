@@ -17,8 +17,9 @@ import { Cluster, Redis } from 'ioredis'
  * time: 'server' against core's transitions. The scripts read Redis TIME, which no test can
  * set, so each call is bracketed by TIME read on a second connection before and after it: the
  * script decided at some ms in between, and its outcomes must be the model's at one of those
- * ms (the model then goes on from that one). Single policies (flat and per-policy scripts,
- * batched and not) and several (the generic scripts).
+ * ms (the model then goes on from that one). Where the store reports the ms it decided at
+ * (StoreResult.at), that ms must be in the bracket, and the outcomes the model's at it. Single
+ * policies (flat and per-policy scripts, batched and not) and several (the generic scripts).
  */
 
 let server: RedisServer
@@ -65,14 +66,22 @@ async function replay(store: RedisStore, policies: Policy[], steps: readonly Ste
     if (step.pause > 0) await new Promise((resolve) => setTimeout(resolve, step.pause))
     const before = await serverMs()
     const request = { key, policies, cost: step.cost, now: 0 }
-    const { outcomes } =
+    const { outcomes, at: decidedAt } =
       step.op === 'consume' ? await store.consume(request) : await store.peek(request)
     const after = await serverMs()
+    // Where the store says when Redis decided (StoreResult.at), that ms alone is checked, and it
+    // must lie in the bracket: the models then stay one per state, however long a loaded
+    // machine makes the bracket.
+    if (decidedAt !== undefined && (decidedAt < before || decidedAt > after)) {
+      throw new Error(`step ${index}: the store says ${decidedAt}, outside ${before}..${after}`)
+    }
+    const first = decidedAt ?? before
+    const last = decidedAt ?? after
     const got = JSON.stringify(plain(outcomes))
     const next = new Map<string, ReferenceModel>()
     const seen = new Set<string>()
     for (const model of models) {
-      for (let at = before; at <= after; at++) {
+      for (let at = first; at <= last; at++) {
         const candidate = model.clone()
         const outcome =
           step.op === 'consume' ? candidate.consume(at, step.cost) : candidate.peek(at, step.cost)
@@ -83,7 +92,7 @@ async function replay(store: RedisStore, policies: Policy[], steps: readonly Ste
     }
     if (next.size === 0) {
       throw new Error(
-        `step ${index} (${step.op}, cost ${step.cost}, server ms ${before}..${after}): got ` +
+        `step ${index} (${step.op}, cost ${step.cost}, server ms ${first}..${last}): got ` +
           `${got}; the models at those ms: ${[...seen].join(' ')}`,
       )
     }
