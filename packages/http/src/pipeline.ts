@@ -249,14 +249,17 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
       r.refusals?.clear(key)
       // The instant the limiter decided at: exact for refunds, and no second clock read.
       const headers = r.writeHeaders(decision, responseTimes(decision, decision.at, r.resetStyle))
-      const refund = this.refundOf(counted)
       const verdict: AllowVerdict = { action: 'allow', decision, headers, key }
       // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
       // queued request was already held for its slot).
       if (counted.held === undefined && decision.delayMs > 0) {
-        return this.shape(req, res, counted, refund, verdict)
+        return this.shape(req, res, counted, this.refundOf(counted), verdict)
       }
-      counted.closed?.then(() => this.settle(req, res, key, refund))
+      // The refund is built only where a charge may go back (a skip option): none per request else.
+      if (counted.closed !== undefined) {
+        const refund = this.refundOf(counted)
+        counted.closed.then(() => this.settle(req, res, key, refund))
+      }
       return verdict
     }
     const refusals = r.refusals?.add(key, decision.at, decision.policy.windowMs) ?? 0

@@ -96,11 +96,12 @@ export function koaMiddleware(
       // Not through isPromise: this site's own feedback sees a verdict alone (no `then` lookup).
       if (typeof (verdict as { then?: unknown }).then !== 'function') {
         verdict = verdict as HttpVerdict
-        if (verdict.action === 'pass') return Promise.resolve(next())
+        // next() is koa-compose's promise already: returned as it is, not wrapped again.
+        if (verdict.action === 'pass') return next()
         if (verdict.action === 'allow') {
           ctx.state.rateLimit = verdict.decision
           setHeaders(ctx, verdict.headers)
-          return Promise.resolve(next())
+          return next()
         }
         // A rejection decided at once is answered at once, without apply's async frame.
         if (!throws && !(verdict.reason === 'limited' && handler !== undefined)) {
