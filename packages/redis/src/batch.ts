@@ -63,6 +63,14 @@ export interface BatchSender {
   runAlone(entry: BatchEntry): Promise<StoreResult>
 }
 
+/**
+ * ARGV[3] of a flat batch script (lua/flat/frame.ts): 'b' the block keys are declared, 'r' some
+ * state key comes more than once, so the script holds repeated keys (HOLD_REPEATED).
+ */
+function batchFlags(declared: boolean, repeats: boolean): string {
+  return (declared ? 'b' : '') + (repeats ? 'r' : '')
+}
+
 /** How long to declare block keys after a flag without a TTL (not one the store sets). */
 const UNTIMED_BLOCKS_MS = 60_000
 
@@ -134,9 +142,9 @@ export class Batcher {
    * One EVALSHA of the batch script for every consume of the batch (one alone goes through the
    * plain script): KEYS are their keys in order, then their blocks while any key of the prefix
    * may be blocked (`declare`), then `<prefix>:blocks`; ARGV the batch's sliding-log id, `now`,
-   * whether the blocks are declared and, unless all are 1, the costs. The reply holds each
-   * one's reply, in order; or, sent without blocks while some key has one, the blocks flag's
-   * PTTL, and nothing was decided: the batch goes again with its blocks.
+   * its flags (batchFlags: blocks declared, a key repeated) and, unless all are 1, the costs.
+   * The reply holds each one's reply, in order; or, sent without blocks while some key has one,
+   * the blocks flag's PTTL, and nothing was decided: the batch goes again with its blocks.
    */
   private send(batch: readonly BatchEntry[], declare = performance.now() < this.blocksUntil): void {
     try {
@@ -160,15 +168,17 @@ export class Batcher {
     if (first.call !== undefined) return this.sendGeneric(batch)
     const args = [own.batch.sha, String((declare ? 2 : 1) * batch.length + 1)]
     let costs = false
+    const keys = new Set<string>()
     for (const entry of batch) {
       args.push(entry.key)
+      keys.add(entry.key)
       if (entry.request.cost !== 1) costs = true
     }
     if (declare) for (const entry of batch) args.push(entry.block as string)
     args.push(this.store.blocks)
     args.push(plan.hasLog ? this.store.requestId(plan) : '')
     args.push(this.store.serverTime ? '' : String(first.request.now))
-    args.push(declare ? 'b' : '')
+    args.push(batchFlags(declare, keys.size < batch.length))
     if (costs) for (const entry of batch) args.push(String(entry.request.cost))
     this.evaluateBatch(batch, own.batch, args, !declare)
   }
@@ -222,7 +232,7 @@ export class Batcher {
   /**
    * A batch of several policies' consumes (lua/flat/several.ts): keys of their own, KEYS each
    * one's states, then (`declare`) each one's block, then `<prefix>:blocks`; ARGV '', now,
-   * whether the blocks are declared, and the costs unless all are 1. Packed: KEYS each one's
+   * its flags (batchFlags), and the costs unless all are 1. Packed: KEYS each one's
    * hashes, then each one's block's hash; ARGV '', now, '', then per consume its fields, its
    * block's field and its cost. As sendNow, a reply of the blocks flag's PTTL decided nothing.
    */
@@ -230,12 +240,19 @@ export class Batcher {
     const first = batch[0]
     const packed = first.fields !== undefined
     const args = [first.own.batch.sha, '']
-    for (const entry of batch) for (const key of entry.states as readonly string[]) args.push(key)
+    const keys = new Set<string>()
+    for (const entry of batch) {
+      for (const key of entry.states as readonly string[]) {
+        args.push(key)
+        keys.add(key)
+      }
+    }
+    const repeats = keys.size < args.length - 2
     if (packed || declare) for (const entry of batch) args.push(entry.block as string)
     if (!packed) args.push(this.store.blocks)
     args[1] = String(args.length - 2)
     const now = this.store.serverTime ? '' : String(first.request.now)
-    args.push('', now, packed ? '' : declare ? 'b' : '')
+    args.push('', now, packed ? '' : batchFlags(declare, repeats))
     if (packed) {
       for (const entry of batch) {
         for (const field of entry.fields as readonly string[]) args.push(field)

@@ -220,11 +220,76 @@ describe('batches', () => {
     expect(decisions.map((d) => d.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0, 0, 0])
     // Three calls, with 4, 4 and 2 decisions: their state keys and <prefix>:blocks (no key is
     // blocked, so their blocks are not declared); server time and cost 1: ARGV is the empty id,
-    // now and the empty blocks flag.
+    // now and the flags: 'r', the one key comes more than once (the script holds it).
     expect(calls.map((args) => Number(args[2]))).toEqual([5, 5, 3])
     const state = `sluice:{${key}}:${policyKeyId(limiter.policies[0])}`
-    expect(calls[2].slice(3)).toEqual([state, state, 'sluice:blocks', '', '', ''])
+    expect(calls[2].slice(3)).toEqual([state, state, 'sluice:blocks', '', '', 'r'])
   })
+
+  test("a batch's flags say whether a key repeats: '' for distinct keys, 'r' for a repeat", async () => {
+    const store = new RedisStore({ client: connect(), blockCache: false })
+    const limiter = createLimiter({ store, algorithm: 'gcra', limit: 6, window: '1h' })
+    const [a, b, c] = [freshKey(), freshKey(), freshKey()]
+    const calls = await scriptsDuring(async () => {
+      await Promise.all([a, b, c].map((key) => limiter.consume(key)))
+      await Promise.all([a, b, a].map((key) => limiter.consume(key)))
+    })
+    // ARGV[3] comes after the 3 + 1 KEYS and two ARGV.
+    expect(calls.map((args) => args[3 + 4 + 2])).toEqual(['', 'r'])
+  })
+
+  test.each(['gcra', 'sliding-window', 'fixed-window'] as const)(
+    "%s: a batch with a repeated key decides the same held ('r') and one by one ('')",
+    async (algorithm) => {
+      const store = new RedisStore({ client: connect(), blockCache: false, time: 'client' })
+      const limiter = createLimiter({
+        store,
+        algorithm,
+        limit: 3,
+        window: '1h',
+        clock: () => 5_000_000,
+      })
+      const [a, b] = [freshKey(), freshKey()]
+      const turn = [a, a, b, a, a, b, a]
+      // A first batch loads the batch script (EVAL), so the turn's call is an EVALSHA.
+      await Promise.all([freshKey(), freshKey()].map((k) => limiter.consume(k)))
+      const calls = await scriptsDuring(() => Promise.all(turn.map((k) => limiter.consume(k))))
+      expect(calls).toHaveLength(1)
+      const [command, sha, numkeys, ...rest] = calls[0]
+      expect(command.toLowerCase()).toBe('evalsha')
+      const keyCount = Number(numkeys)
+      expect(rest[keyCount + 2]).toBe('r')
+      // The same call on copies of the keys, with each flag: replies and state must agree. A
+      // TTL read back has run down by at most the ms between the call and the read (`span`).
+      const replay = async (flags: string, copy: string) => {
+        const names = rest.slice(0, keyCount - 1).map((name) => `${name}:${copy}`)
+        const argv = [...rest.slice(keyCount, keyCount + 2), flags, ...rest.slice(keyCount + 3)]
+        const started = Date.now()
+        const reply = await redis.admin.evalsha(sha, numkeys, ...names, rest[keyCount - 1], ...argv)
+        const state: unknown[] = []
+        const ttls: number[] = []
+        for (const name of new Set(names)) {
+          const type = await redis.admin.type(name)
+          state.push(
+            type,
+            type === 'hash' ? await redis.admin.hgetall(name) : await redis.admin.get(name),
+          )
+          ttls.push(await redis.admin.pttl(name))
+        }
+        return { reply, state, ttls, span: Date.now() - started + 1 }
+      }
+      const held = await replay('r', 'held')
+      const oneByOne = await replay('', 'alone')
+      expect(oneByOne.reply).toEqual(held.reply)
+      expect(oneByOne.state).toEqual(held.state)
+      expect(held.reply).toHaveLength(turn.length)
+      const span = Math.max(held.span, oneByOne.span)
+      held.ttls.forEach((ttl, i) => {
+        expect(ttl).toBeGreaterThan(0)
+        expect(Math.abs(ttl - oneByOne.ttls[i])).toBeLessThanOrEqual(span)
+      })
+    },
+  )
 
   test('a limiter with several limits batches through its own flat script, each decided as alone', async () => {
     const store = new RedisStore({ client: connect(), time: 'client', blockCache: false })
@@ -304,8 +369,8 @@ describe('batches', () => {
     const expected = made.map(([key, now, cost]) => (key === a ? model : other).consume(now, cost))
     expect(outcomes).toEqual(expected)
     expect(calls.map((args) => args.slice(2 + 1 + Number(args[2])))).toEqual([
-      ['', '1000', '', '1', '3', '1'],
-      ['', '3000', '', '1', '2'],
+      ['', '1000', 'r', '1', '3', '1'],
+      ['', '3000', 'r', '1', '2'],
     ])
   })
 

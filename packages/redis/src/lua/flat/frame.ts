@@ -62,7 +62,8 @@ export const UNPACK = 'table.unpack or unpack'
  * KEYS[#KEYS]      `<prefix>:blocks` (see ANY_BLOCK)
  * ARGV[1]      sliding-log: the batch's request id (decision i uses `<id>/<i>`); else ''
  * ARGV[2]      now in ms, for every decision of the batch; '' for Redis TIME
- * ARGV[3]      'b': the block keys are declared; '': they are not (see ANY_BLOCK)
+ * ARGV[3]      flags: 'b' the block keys are declared (see ANY_BLOCK), 'r' some state key
+ *              comes more than once (see HOLD_REPEATED); '', 'b', 'r' or 'br'
  * ARGV[3 + i]  cost of decision i; all absent when every cost is 1
  *
  * The packed layout (`packed`, lua/packed.ts): the shared script takes the driver's KEYS and
@@ -102,13 +103,45 @@ ${policy}
 `
 }
 
+/**
+ * `int_text(n)`, an integer as text (`%d`), and `pair_text(a, b)`, a pair's int64 text
+ * (lua/pair.ts), each formatted once per script call. Every number Lua formats is a `sprintf`
+ * in Redis, about 1.7k instructions, and a state write took three of them: a third of what
+ * Redis spent on a gcra decision beyond the state ceiling. The decisions of a batch share
+ * `now`, so their writes share values: a TTL, a fixed window's start and count, a meter's tat
+ * and remainder after one request on an idle key (bench/instructions-redis.js).
+ */
+export const INT_TEXTS = `local int_texts, pair_texts = {}, {}
+local function int_text(n)
+  local text = int_texts[n]
+  if text == nil then
+    text = string.format('%d', n)
+    int_texts[n] = text
+  end
+  return text
+end
+local function pair_text(a, b)
+  local row = pair_texts[b]
+  if row == nil then
+    row = {}
+    pair_texts[b] = row
+  end
+  local text = row[a]
+  if text == nil then
+    text = ${integerText('a', 'b')}
+    row[a] = text
+  end
+  return text
+end
+`
+
 /** Reads `now` (Redis TIME unless given); `server` says which. */
 function clock(shape: FlatShape): string {
   return `
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local unpack = ${UNPACK}
 local call = redis.call
-${inputs(shape)}local server = not now
+${INT_TEXTS}${inputs(shape)}local server = not now
 if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
@@ -144,7 +177,7 @@ const holdsRepeated = (variant: Variant): boolean => variant.state !== 'log'
  * store sends it again with them and keeps declaring them for that long (see batch.ts). No key
  * is touched that is not declared.
  */
-export const ANY_BLOCK = `local declared = ARGV[3] == 'b'
+export const ANY_BLOCK = `local declared = ARGV[3] == 'b' or ARGV[3] == 'br'
 local m = #KEYS - 1
 if declared then m = floor(#KEYS / 2) end
 local blocks = call('EXISTS', KEYS[#KEYS]) == 1
@@ -161,12 +194,18 @@ if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
  *
  * \`call\` stands in for redis.call in \`one\`: reads of a held key come from the held state, and
  * its writes (SET PX, DEL, HSET, HDEL, PEXPIRE: all that the decisions write) change only it.
+ * Only when the store says some key repeats (the 'r' flag in ARGV[3]): else \`call\` is
+ * redis.call itself, and no key is looked for twice. The scan and the stand-in cost about a
+ * fourteenth of a gcra decision's instructions in Redis, in the batch with no key twice that
+ * is the common one (bench/redis-instructions.js). A flag the store got wrong costs only that:
+ * decisions one by one, unheld, leave the same replies and state.
  * `count`: how many of KEYS, from the first, are state keys.
  */
 export const holdRepeated = (
   count: string,
 ): string => `local rcall, repeated, held, dirty = call, {}, {}, {}
-do
+local holding = ARGV[3] == 'r' or ARGV[3] == 'br'
+if holding then
   local seen = {}
   for i = 1, ${count} do
     if seen[KEYS[i]] then repeated[KEYS[i]] = true else seen[KEYS[i]] = true end
@@ -186,7 +225,7 @@ local function held_hash(c, key)
   end
   return c.h
 end
-local function call(cmd, key, ...)
+local function held_call(cmd, key, ...)
   if not repeated[key] then return rcall(cmd, key, ...) end
   local c = held[key]
   if c == nil then
@@ -263,6 +302,7 @@ local function flush()
     end
   end
 end
+local call = holding and held_call or rcall
 `
 
 /** HOLD_REPEATED of a batch of one key per decision: KEYS[1] to KEYS[m]. */
@@ -356,12 +396,12 @@ export function frameOf(shape: FlatShape): LuaFrame {
 
 /** Writes the pair (a, b) expiring at `expires_at` to its key (save_pair in prelude.ts). */
 export function saveKey(a: string, b: string, expiresAt: string): string {
-  const px = `'PX', string.format('%d', ${expiresAt} - now + slack)`
+  const px = `'PX', int_text(${expiresAt} - now + slack)`
   return `
 if ${expiresAt} <= now then
   call('DEL', key)
 elseif ${asInteger(b)} then
-  call('SET', key, ${integerText(a, b)}, ${px})
+  call('SET', key, pair_text(${a}, ${b}), ${px})
 else
   call('SET', key, ${pairText(a, b)}, ${px})
 end

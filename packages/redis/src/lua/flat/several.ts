@@ -17,8 +17,9 @@
  *
  * Batch (consumes; standalone Redis), as the flat batch scripts with n keys per decision:
  * keys of their own, KEYS[n * (i - 1) + j] state j of decision i (1 <= i <= m), then (ARGV[3]
- * 'b') the block of each, and `<prefix>:blocks` last (ANY_BLOCK); ARGV[2] now, ARGV[3 + i] the
- * costs, all absent when every cost is 1. Packed: KEYS the hashes of each decision, then the
+ * 'b' or 'br') the block of each, and `<prefix>:blocks` last (ANY_BLOCK); ARGV[2] now, ARGV[3]
+ * the flags of the flat batch scripts ('r': some key repeats, see HOLD_REPEATED), ARGV[3 + i]
+ * the costs, all absent when every cost is 1. Packed: KEYS the hashes of each decision, then the
  * block's hash of each; ARGV[2] now, and from ARGV[4] n + 2 per decision: its fields, its
  * block's field, its cost. Replies with each decision's reply, in order.
  */
@@ -26,7 +27,7 @@ import type { LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { PACKED_FIELDS, PACKED_RING } from '../packed'
 import { bakedInteger, type SeveralShape } from '../shape'
-import { BLOCK_KEY, eachAlone, holdRepeated, saveKey, UNPACK } from './frame'
+import { BLOCK_KEY, eachAlone, holdRepeated, INT_TEXTS, saveKey, UNPACK } from './frame'
 import { packedSave } from './packed-frame'
 
 /** The Lua of a script of `shape`. */
@@ -62,7 +63,7 @@ ${packed ? `local bfield = ARGV[${n + 1}]\n` : ''}`
 local floor, ceil, tonumber = math.floor, math.ceil, tonumber
 local unpack = ${UNPACK}
 local call = redis.call
-${own}${fields}local server = not now
+${INT_TEXTS}${own}${fields}local server = not now
 if server then
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
@@ -100,7 +101,7 @@ local function one(base, bkey, fbase, cost)
 local bfield = ARGV[fbase + ${n + 1}]
 `
   }
-  return `local declared = ARGV[3] == 'b'
+  return `local declared = ARGV[3] == 'b' or ARGV[3] == 'br'
 local m = floor((#KEYS - 1) / ${n})
 if declared then m = floor((#KEYS - 1) / ${n + 1}) end
 local blocks = call('EXISTS', KEYS[#KEYS]) == 1

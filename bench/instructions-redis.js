@@ -1,0 +1,196 @@
+'use strict'
+// Instructions redis-server executes per decision, counted by valgrind's callgrind: Sluice's
+// RedisStore (1,000 in flight, one auto-pipelined ioredis client, a limit no run reaches, as in
+// bench/redis.js) beside the state ceiling of the same algorithm (redis-ceiling.js: the same
+// keys and state, read and written in Lua with no limiter logic, batched alike). Redis's CPU per
+// decision swings with what else a shared machine runs; its instructions hardly do, so a change
+// of a few percent in the scripts shows here. The client runs outside valgrind.
+// Run: node bench/instructions-redis.js [algorithm ...]  (after npm run build; default every
+// algorithm). BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
+// BENCH_INSTR_REDIS_BASE=<dir> counts another checkout's build too (built, with node_modules),
+// in the same run: a change's before and after. Prints the figures; writes no result file.
+const { execFileSync, spawn } = require('node:child_process')
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const { setTimeout: delay } = require('node:timers/promises')
+const { Redis } = require('ioredis')
+const { envCount, table, throughput } = require('./lib')
+const { ceilingOf, loadCeilingScripts, stateOf } = require('./redis-ceiling')
+
+const OPS = envCount('BENCH_INSTR_REDIS_OPS', 30_000)
+const IN_FLIGHT = 1000
+/**
+ * Fewer keys than bench/redis.js's 10,000: under valgrind Redis runs some 50 times slower, and
+ * a key must come back before its TTL (about a second at this limit) ends, or every decision
+ * would find no state and take another path.
+ */
+const KEYS = 1000
+const BIG = 100_000_000
+const ALGORITHMS = ['gcra', 'fixed-window', 'sliding-window', 'token-bucket', 'sliding-log']
+const BASE = process.env.BENCH_INSTR_REDIS_BASE
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** redis-server under callgrind, and a function that reads its instructions since `zero()`. */
+async function countedRedis(dir) {
+  const port = await freePort()
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${path.join(dir, 'cg.%p')}`,
+      'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  )
+  const control = (flag) =>
+    execFileSync('callgrind_control', [flag, String(child.pid)], { stdio: 'ignore' })
+  let dumps = 0
+  for (let tries = 0; ; tries++) {
+    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      await probe.ping()
+      probe.disconnect()
+      break
+    } catch (error) {
+      probe.disconnect()
+      if (tries > 100) throw error
+      await delay(200)
+    }
+  }
+  return {
+    port,
+    zero: () => control('-z'),
+    /** Instructions since the last zero (callgrind's summary of a dump). */
+    read() {
+      control('-d')
+      const file = path.join(dir, `cg.${child.pid}.${++dumps}`)
+      const summary = /^summary: (\d+)/m.exec(fs.readFileSync(file, 'utf8'))
+      return Number(summary[1])
+    },
+    stop: () => child.kill('SIGTERM'),
+  }
+}
+
+/** EVALSHA and EVAL calls so far, from INFO commandstats. */
+async function scriptCalls(client) {
+  const info = await client.info('commandstats')
+  let calls = 0
+  for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(m[1])
+  return calls
+}
+
+/** Warms up, then counts OPS decisions of `decide(clientKey)`: instructions and script calls. */
+async function count(redis, client, decide) {
+  await throughput((n) => decide(`user:${n % KEYS}`), OPS, IN_FLIGHT)
+  const callsBefore = await scriptCalls(client)
+  redis.zero()
+  await throughput((n) => decide(`user:${n % KEYS}`), OPS, IN_FLIGHT)
+  const instructions = redis.read()
+  const calls = (await scriptCalls(client)) - callsBefore
+  return { perDecision: instructions / OPS, perCall: OPS / calls }
+}
+
+/** Sluice's limiter of `algorithm` from the build at `root`. */
+function sluiceOf(root, client, algorithm) {
+  const { createLimiter } = require(path.join(root, 'packages/core'))
+  const { RedisStore } = require(path.join(root, 'packages/redis'))
+  const limit = algorithm === 'sliding-log' ? 1_000_000 : BIG
+  return createLimiter({ store: new RedisStore({ client }), algorithm, limit, window: '1h' })
+}
+
+async function measureSluice(dir, root, algorithm) {
+  const redis = await countedRedis(dir)
+  const client = new Redis({ port: redis.port, enableAutoPipelining: true })
+  try {
+    const limiter = sluiceOf(root, client, algorithm)
+    return await count(redis, client, (key) => limiter.consume(key))
+  } finally {
+    client.disconnect()
+    redis.stop()
+  }
+}
+
+async function measureCeiling(dir, algorithm) {
+  const redis = await countedRedis(dir)
+  const client = new Redis({ port: redis.port, enableAutoPipelining: true })
+  try {
+    // The state exactly as this build writes it (one consume, watched), then the ceiling on it.
+    const state = await stateOf(
+      redis.port,
+      sluiceOf(path.join(__dirname, '..'), client, algorithm),
+      'user:probe',
+    )
+    const shas = await loadCeilingScripts(client)
+    const ceiling = ceilingOf(client, shas[state.type], state)
+    return await count(redis, client, ceiling)
+  } finally {
+    client.disconnect()
+    redis.stop()
+  }
+}
+
+async function main() {
+  const algorithms = process.argv.slice(2).filter((a) => ALGORITHMS.includes(a))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instr-redis-'))
+  const rows = []
+  try {
+    for (const algorithm of algorithms.length > 0 ? algorithms : ALGORITHMS) {
+      const sluice = await measureSluice(dir, path.join(__dirname, '..'), algorithm)
+      const base = BASE ? await measureSluice(dir, path.resolve(BASE), algorithm) : undefined
+      const ceiling = await measureCeiling(dir, algorithm)
+      const k = (n) => `${(n / 1000).toFixed(1)}k`
+      rows.push([
+        algorithm,
+        k(sluice.perDecision),
+        ...(base ? [k(base.perDecision)] : []),
+        k(ceiling.perDecision),
+        `${Math.round((100 * ceiling.perDecision) / sluice.perDecision)}%`,
+        `${sluice.perCall.toFixed(1)} / ${ceiling.perCall.toFixed(1)}`,
+      ])
+      console.error(`${algorithm}: done`)
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  console.log(
+    table(
+      [
+        'algorithm',
+        'Sluice: Redis instructions per decision',
+        ...(BASE ? [`the build at ${BASE}`] : []),
+        'state ceiling',
+        'ceiling / Sluice',
+        'decisions per script call (Sluice / ceiling)',
+      ],
+      rows,
+    ),
+  )
+  process.exit(0)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
