@@ -16,7 +16,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { setTimeout: delay } = require('node:timers/promises')
 const { Redis } = require('ioredis')
-const { envCount, table, throughput } = require('./lib')
+const { envCount, startRedisServer, table, throughput } = require('./lib')
 const { ceilingOf, loadCeilingScripts, stateOf } = require('./redis-ceiling')
 
 const OPS = envCount('BENCH_INSTR_REDIS_OPS', 30_000)
@@ -133,15 +133,21 @@ async function measureSluice(dir, root, algorithm) {
 }
 
 async function measureCeiling(dir, algorithm) {
+  // The state exactly as this build writes it, watched (MONITOR) on a server of its own outside
+  // valgrind: what the ceiling then reads and writes on the counted one.
+  const probe = await startRedisServer()
+  const probeClient = new Redis({ port: probe.port })
+  let state
+  try {
+    const own = sluiceOf(path.join(__dirname, '..'), probeClient, algorithm)
+    state = await stateOf(probe.port, own, 'user:probe')
+  } finally {
+    probeClient.disconnect()
+    await probe.stop()
+  }
   const redis = await countedRedis(dir)
   const client = new Redis({ port: redis.port, enableAutoPipelining: true })
   try {
-    // The state exactly as this build writes it (one consume, watched), then the ceiling on it.
-    const state = await stateOf(
-      redis.port,
-      sluiceOf(path.join(__dirname, '..'), client, algorithm),
-      'user:probe',
-    )
     const shas = await loadCeilingScripts(client)
     const ceiling = ceilingOf(client, shas[state.type], state)
     return await count(redis, client, ceiling)

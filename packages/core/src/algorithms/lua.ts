@@ -19,8 +19,9 @@ export interface LuaFrame {
 /**
  * One algorithm's Lua, mirroring its TypeScript transitions. Every name it reads at run time
  * (`load_pair`, `save_pair`, `call`, `int`, `ALG`, and in flat bodies `op`, `cost`, `now`,
- * `limit`, `window`, `burst`, `precision`, `maxd`, `slack`, `key`, `extra`, `server`, and a
- * pair's `sa`, `sb`) is defined by the frame around it.
+ * `limit`, `window`, `burst`, `precision`, `maxd`, `slack`, `key`, `extra`, `server`, a
+ * pair's `sa`, `sb`, and `int_text(n)`, an integer's text formatted once per call) is defined
+ * by the frame around it.
  */
 export interface LuaFragments {
   /**

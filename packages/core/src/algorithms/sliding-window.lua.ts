@@ -206,7 +206,7 @@ const fieldNames = (baked: LuaFrame['baked']): string => {
 }
 const fieldOf = (baked: LuaFrame['baked'], slot: string): string => {
   const table = fieldTable(baked)
-  return table !== undefined ? `${table}[${slot}]` : `string.format('%d', ${slot})`
+  return table !== undefined ? `${table}[${slot}]` : `int_text(${slot})`
 }
 
 /**
@@ -236,7 +236,7 @@ reply[2] = newest
 const keysRefund = (frame: LuaFrame): string => `${SW_REFUND_LEFT}if reaches then
   if left > 0 then
     c[slot] = left
-    call('HSET', key, ${fieldOf(frame.baked, 'slot')}, string.format('%d', left))
+    call('HSET', key, ${fieldOf(frame.baked, 'slot')}, int_text(left))
   elseif c[slot] then
     c[slot] = nil
     call('HDEL', key, ${fieldOf(frame.baked, 'slot')})
@@ -246,7 +246,7 @@ end
 ${swExpiry(inHash)}if expires_at <= now then
   call('DEL', key)
 else
-  call('PEXPIRE', key, string.format('%d', expires_at - now + slack))
+  call('PEXPIRE', key, int_text(expires_at - now + slack))
 end
 `
 
@@ -264,15 +264,15 @@ const keysApply = (
     if s ~= slot and ${swStale('s')} then gone[#gone + 1] = ${fieldOf(frame.baked, 's')} end
   end
   for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
-  call('HSET', key, 'n', string.format('%d', bucket), ${fieldOf(frame.baked, 'slot')}, string.format('%d', cost))
+  call('HSET', key, 'n', int_text(bucket), ${fieldOf(frame.baked, 'slot')}, int_text(cost))
 else
-  call('HSET', key, ${fieldOf(frame.baked, 'slot')}, string.format('%d', (c[slot] or 0) + cost))
+  call('HSET', key, ${fieldOf(frame.baked, 'slot')}, int_text((c[slot] or 0) + cost))
   -- The newest bucket already counted: every save since set the TTL to end with its window,
   -- at the same moment on the server's clock (with client time, the writer's clock moves it).
   ${keep('(c[slot] or 0) > 0 and server')}
 end
 `
-const PEXPIRE_BUCKET = `call('PEXPIRE', key, string.format('%d', (bucket + precision + 1) * size - now + slack))`
+const PEXPIRE_BUCKET = `call('PEXPIRE', key, int_text((bucket + precision + 1) * size - now + slack))`
 
 /**
  * The flat body on keys of their own, any precision: the
