@@ -71,6 +71,34 @@ describe.each(REDIS_LIBRARIES)('%s', (library) => {
     expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
   })
 
+  test('a wide budget (past 2^50, its own script) charges nothing it answered during a hang', async () => {
+    // 10^12 tokens a month, spent 10^11 at a time; the clock stands still, so nothing refills.
+    const store = new RedisStore({
+      client: await client(library),
+      blockCache: false,
+      time: 'client',
+    })
+    const { limiter } = limiterOn(store, {
+      limit: 1e12,
+      window: '30d',
+      clock: () => 1_800_000_000_000,
+    })
+    const cost = 1e11
+    const key = `hang-wide:${Date.now()}`
+    await limiter.consume(key, { cost })
+    await limiter.consume(key, { cost })
+
+    server.pause()
+    const during = await Promise.all(
+      Array.from({ length: 30 }, () => limiter.consume(key, { cost })),
+    )
+    expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
+    server.resume()
+    // Redis now runs the 30 queued consumes and admits 8 of them; each is refunded.
+    await storeSettled(store)
+    expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8e11 })
+  })
+
   test("with 'allow', requests passed during a hang do not count afterwards either", async () => {
     const store = new RedisStore({ client: await client(library), blockCache: false })
     const { limiter } = limiterOn(store, { onStoreError: 'allow' })

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process'
-import { startRedis, type RedisServer } from '@sluice/testkit'
-import { Redis } from 'ioredis'
 import { asInteger, decodePair, integerText, pairText } from '../src/lua/pair'
+import { useRedisServer } from './fixtures/redis-server'
 
 /*
  * The two-integer state's text (lua/pair.ts): its fast paths (one number formatted, one number
@@ -76,21 +75,10 @@ function split(rows: readonly string[]): { rows: string[]; types: string[] } {
   }
 }
 
-let server: RedisServer
-let client: Redis
-
-beforeAll(async () => {
-  server = await startRedis()
-  client = new Redis({ port: server.port, host: server.host, maxRetriesPerRequest: 1 })
-})
-
-afterAll(async () => {
-  client?.disconnect()
-  await server?.stop()
-})
+const redis = useRedisServer({ maxRetriesPerRequest: 1 })
 
 test("Redis's Lua writes and reads each pair as %d%013d and the substrings do", async () => {
-  const rows = (await client.eval(withTypes(codecLua(PAIRS)), 0)) as string[]
+  const rows = (await redis.admin.eval(withTypes(codecLua(PAIRS)), 0)) as string[]
   expect(split(rows).rows).toEqual(expected())
 })
 

@@ -12,7 +12,7 @@ export const asInteger = (b: string): string => `${b} >= 0 and ${b} < 1e13`
 /**
  * Lua: the pair's int64 text. While `a` is 0 to 898 the whole int64 is below 2^53, so it
  * is one exact number, formatted once: every conversion is a `sprintf` in Redis, and the two of
- * `%d%013d` were a tenth of a gcra decision's instructions there (bench/redis-instructions.js).
+ * `%d%013d` were a tenth of a gcra decision's instructions there (bench/instructions-redis.js).
  */
 export const integerText = (a: string, b: string): string =>
   `(${a} >= 0 and ${a} < 899 and string.format('%d', (${a} + 1) * 1e13 + ${b}) or string.format('%d%013d', ${a} + 1, ${b}))`

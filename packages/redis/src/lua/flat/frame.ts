@@ -197,7 +197,7 @@ if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
  * Only when the store says some key repeats (the 'r' flag in ARGV[3]): else \`call\` is
  * redis.call itself, and no key is looked for twice. The scan and the stand-in cost about a
  * fourteenth of a gcra decision's instructions in Redis, in the batch with no key twice that
- * is the common one (bench/redis-instructions.js). A flag the store got wrong costs only that:
+ * is the common one (bench/instructions-redis.js). A flag the store got wrong costs only that:
  * decisions one by one, unheld, leave the same replies and state.
  * `count`: how many of KEYS, from the first, are state keys.
  */
