@@ -8,7 +8,9 @@
 // Run: node bench/instructions-redis.js [algorithm ...]  (after npm run build; default every
 // algorithm). BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
 // BENCH_INSTR_REDIS_BASE=<dir> counts another checkout's build too (built, with node_modules),
-// in the same run: a change's before and after. Prints the figures; writes no result file.
+// in the same run: a change's before and after. BENCH_INSTR_REDIS_KEEP=<dir> keeps each
+// server's callgrind dump there (callgrind_annotate --inclusive=yes shows where they went).
+// Prints the figures; writes no result file.
 const { execFileSync, spawn } = require('node:child_process')
 const fs = require('node:fs')
 const net = require('node:net')
@@ -30,6 +32,7 @@ const KEYS = 1000
 const BIG = 100_000_000
 const ALGORITHMS = ['gcra', 'fixed-window', 'sliding-window', 'token-bucket', 'sliding-log']
 const BASE = process.env.BENCH_INSTR_REDIS_BASE
+const KEEP = process.env.BENCH_INSTR_REDIS_KEEP
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -117,7 +120,14 @@ function sluiceOf(root, client, algorithm) {
   const { createLimiter } = require(path.join(root, 'packages/core'))
   const { RedisStore } = require(path.join(root, 'packages/redis'))
   const limit = algorithm === 'sliding-log' ? 1_000_000 : BIG
-  return createLimiter({ store: new RedisStore({ client }), algorithm, limit, window: '1h' })
+  // Under valgrind a script call takes some 50 times as long: no call may time out.
+  return createLimiter({
+    store: new RedisStore({ client }),
+    algorithm,
+    limit,
+    window: '1h',
+    timeoutMs: 60_000,
+  })
 }
 
 async function measureSluice(dir, root, algorithm) {
@@ -133,27 +143,37 @@ async function measureSluice(dir, root, algorithm) {
 }
 
 async function measureCeiling(dir, algorithm) {
-  // The state exactly as this build writes it, watched (MONITOR) on a server of its own outside
-  // valgrind: what the ceiling then reads and writes on the counted one.
-  const probe = await startRedisServer()
-  const probeClient = new Redis({ port: probe.port })
-  let state
-  try {
-    const own = sluiceOf(path.join(__dirname, '..'), probeClient, algorithm)
-    state = await stateOf(probe.port, own, 'user:probe')
-  } finally {
-    probeClient.disconnect()
-    await probe.stop()
-  }
+  // The counted server first: its port cannot then be the probe's, which a client of the probe
+  // (stateOf's MONITOR) might still be reconnecting to once the probe has stopped.
   const redis = await countedRedis(dir)
   const client = new Redis({ port: redis.port, enableAutoPipelining: true })
   try {
+    const state = await stateOnProbe(algorithm)
     const shas = await loadCeilingScripts(client)
     const ceiling = ceilingOf(client, shas[state.type], state)
     return await count(redis, client, ceiling)
   } finally {
     client.disconnect()
     redis.stop()
+  }
+}
+
+/**
+ * The state exactly as this build writes it, watched (MONITOR) on a server of its own outside
+ * valgrind: what the ceiling then reads and writes on the counted one.
+ */
+async function stateOnProbe(algorithm) {
+  const probe = await startRedisServer()
+  const probeClient = new Redis({ port: probe.port })
+  try {
+    // Connected and past its ready check (an INFO) before the MONITOR starts: a monitor line
+    // that comes while ioredis closes the monitor connection is an error it throws.
+    await probeClient.ping()
+    const own = sluiceOf(path.join(__dirname, '..'), probeClient, algorithm)
+    return await stateOf(probe.port, own, 'user:probe')
+  } finally {
+    probeClient.disconnect()
+    await probe.stop()
   }
 }
 
@@ -178,6 +198,11 @@ async function main() {
       console.error(`${algorithm}: done`)
     }
   } finally {
+    if (KEEP) {
+      fs.mkdirSync(KEEP, { recursive: true })
+      for (const file of fs.readdirSync(dir))
+        fs.copyFileSync(path.join(dir, file), path.join(KEEP, file))
+    }
     fs.rmSync(dir, { recursive: true, force: true })
   }
   console.log(

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { asInteger, decodePair, integerText, pairText } from '../src/lua/pair'
+import { asInteger, decodePair, integerText, pairText, TEXT_INT } from '../src/lua/pair'
 import { useRedisServer } from './fixtures/redis-server'
 
 /*
@@ -32,7 +32,7 @@ const PAIRS: Array<[number, number]> = [
 function codecLua(pairs: ReadonlyArray<[number, number]>): string {
   const rows = pairs.map(([a, b]) => `{${a}, ${b}}`).join(', ')
   return `local floor = math.floor
-local out = {}
+${TEXT_INT}local out = {}
 for _, p in ipairs({ ${rows} }) do
   local a, b = p[1], p[2]
   local text, plain

@@ -20,8 +20,8 @@ export interface LuaFrame {
  * One algorithm's Lua, mirroring its TypeScript transitions. Every name it reads at run time
  * (`load_pair`, `save_pair`, `call`, `int`, `ALG`, and in flat bodies `op`, `cost`, `now`,
  * `limit`, `window`, `burst`, `precision`, `maxd`, `slack`, `key`, `extra`, `server`, a
- * pair's `sa`, `sb`, and `int_text(n)`, an integer's text formatted once per call) is defined
- * by the frame around it.
+ * pair's `sa`, `sb`, `int_text(n)`, an integer's text formatted once per call, and
+ * `text_int(s)`, its inverse) is defined by the frame around it.
  */
 export interface LuaFragments {
   /**

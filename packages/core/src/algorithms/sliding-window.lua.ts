@@ -219,11 +219,11 @@ local ring = precision + 1
 local h = call('HGETALL', key)
 local newest, c, reply, r = 0, {}, { now, 0 }, 2
 for i = 1, #h, 2 do
-  local value = tonumber(h[i + 1])
+  local value = text_int(h[i + 1])
   if h[i] == 'n' then
     newest = value
   else
-    local slot = tonumber(h[i])
+    local slot = text_int(h[i])
     c[slot] = value
     reply[r + 1], reply[r + 2] = slot, value
     r = r + 2

@@ -6,6 +6,22 @@
  * scripts' inline read and write (flat/frame.ts) are built from these.
  */
 
+/**
+ * Lua: `text_int(s)`, `tonumber(s)` once per script call for each text (a `strtod` in Redis):
+ * the decisions of a batch read many equal texts, a fixed window's state or a ring's fields.
+ * Every script that reads a pair defines it (the generic prelude, the flat frames).
+ */
+export const TEXT_INT = `local text_ints = {}
+local function text_int(s)
+  local n = text_ints[s]
+  if n == nil then
+    n = tonumber(s)
+    text_ints[s] = n
+  end
+  return n
+end
+`
+
 /** Lua: whether the pair (a, b) takes the int64 form. */
 export const asInteger = (b: string): string => `${b} >= 0 and ${b} < 1e13`
 
@@ -30,7 +46,7 @@ export const pairText = (a: string, b: string): string => `string.format('%d:%d'
  * substrings.
  */
 export const decodePair = (v: string, a: string, b: string): string => `if ${v} then
-  local whole = #${v} <= 16 and tonumber(${v})
+  local whole = #${v} <= 16 and text_int(${v})
   if whole and whole >= 0 and whole < 9007199254740992 then
     ${b} = whole % 10000000000000
     ${a} = floor((whole - ${b}) / 10000000000000) - 1

@@ -7,7 +7,7 @@
  * turns 2^50 into `1.1258999068426e+15`): `int(n)` formats them with `%d`.
  */
 import { UNPACK } from './flat/frame'
-import { asInteger, decodePair, integerText, pairText } from './pair'
+import { asInteger, decodePair, integerText, pairText, TEXT_INT } from './pair'
 
 export const PRELUDE = `
 -- Locals, so that a batch (driver.ts) can give each decision its own.
@@ -25,7 +25,7 @@ local ALG = {}
 local function int(n)
   return format('%d', n)
 end
-
+${TEXT_INT}
 -- redis.call(cmd, key, ...args) in slices, since unpack() of thousands of values overflows
 -- Lua's C stack. Slices are even-sized so field/value and score/member pairs stay together.
 local function call_many(cmd, key, args)

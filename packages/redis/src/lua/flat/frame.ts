@@ -21,7 +21,7 @@
  * State encoding: pair.ts, as the generic scripts.
  */
 import type { LuaFrame } from '@sluice/core/web'
-import { asInteger, decodePair, integerText, pairText } from '../pair'
+import { asInteger, decodePair, integerText, pairText, TEXT_INT } from '../pair'
 import { bakedInteger, type BakedPolicy, type FlatShape, type Variant } from '../shape'
 import { PACKED_HEAD, packedInputs, packedSave } from './packed-frame'
 
@@ -105,13 +105,14 @@ ${policy}
 
 /**
  * `int_text(n)`, an integer as text (`%d`), and `pair_text(a, b)`, a pair's int64 text
- * (lua/pair.ts), each formatted once per script call. Every number Lua formats is a `sprintf`
+ * (lua/pair.ts), each formatted once per script call; and `text_int(s)` (lua/pair.ts), a stored
+ * integer read once per call. Every number Lua formats is a `sprintf`
  * in Redis, about 1.7k instructions, and a state write took three of them: a third of what
  * Redis spent on a gcra decision beyond the state ceiling. The decisions of a batch share
  * `now`, so their writes share values: a TTL, a fixed window's start and count, a meter's tat
  * and remainder after one request on an idle key (bench/instructions-redis.js).
  */
-export const INT_TEXTS = `local int_texts, pair_texts = {}, {}
+export const INT_TEXTS = `${TEXT_INT}local int_texts, pair_texts = {}, {}
 local function int_text(n)
   local text = int_texts[n]
   if text == nil then
