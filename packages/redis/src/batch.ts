@@ -64,7 +64,7 @@ export interface BatchSender {
 }
 
 /**
- * ARGV[3] of a flat batch script (lua/flat/frame.ts): 'b' the block keys are declared, 'r' some
+ * ARGV[3] of a flat batch script (lua/flat/flags.ts): 'b' the block keys are declared, 'r' some
  * state key comes more than once, so the script holds repeated keys (HOLD_REPEATED).
  */
 function batchFlags(declared: boolean, repeats: boolean): string {

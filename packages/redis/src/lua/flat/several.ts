@@ -27,7 +27,9 @@ import type { LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { PACKED_FIELDS, PACKED_RING } from '../packed'
 import { bakedInteger, type SeveralShape } from '../shape'
-import { BLOCK_KEY, eachAlone, holdRepeated, INT_TEXTS, saveKey, UNPACK } from './frame'
+import { BLOCK_KEY, eachAlone, INT_TEXTS, saveKey, UNPACK } from './frame'
+import { BLOCKS_DECLARED } from './flags'
+import { holdRepeated } from './hold'
 import { packedSave } from './packed-frame'
 
 /** The Lua of a script of `shape`. */
@@ -101,7 +103,7 @@ local function one(base, bkey, fbase, cost)
 local bfield = ARGV[fbase + ${n + 1}]
 `
   }
-  return `local declared = ARGV[3] == 'b' or ARGV[3] == 'br'
+  return `local declared = ${BLOCKS_DECLARED}
 local m = floor((#KEYS - 1) / ${n})
 if declared then m = floor((#KEYS - 1) / ${n + 1}) end
 local blocks = call('EXISTS', KEYS[#KEYS]) == 1

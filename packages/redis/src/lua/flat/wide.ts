@@ -18,7 +18,8 @@
 import { bakedInteger, type WideFlatShape } from '../shape'
 import { PRELUDE } from '../prelude'
 import { WIDE_STATE } from '../wide'
-import { ANY_BLOCK, BLOCK_KEY, eachAlone, HOLD_REPEATED } from './frame'
+import { ANY_BLOCK, BLOCK_KEY, eachAlone } from './frame'
+import { HOLD_REPEATED } from './hold'
 
 /** The Lua of a script of `shape`. */
 export function wideFlatLua(shape: WideFlatShape): string {
