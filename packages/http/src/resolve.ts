@@ -17,6 +17,8 @@ import {
   METER_ALGORITHMS,
   listNames,
   MemoryStore,
+  monotonicClock,
+  systemClock,
   type Store,
 } from '@sluice/core/web'
 import type { DescriptorEntry } from './rules/compile'
@@ -95,6 +97,16 @@ export interface ResolvedHttp<
   readonly resetStyle: FrameworkDefaults<Req>['resetStyle']
 }
 
+/**
+ * An adapter's default clock, read on every decision: a server makes one decision per request,
+ * each in an event-loop turn of its own, where a turn clock's cache saves no read and costs a
+ * promise reaction per request. Monotonic on an in-process store, the wall clock on a shared
+ * one (processes must agree on it), as a limiter's own defaults.
+ */
+export function requestClock(store: Store): Clock {
+  return store.local === true ? monotonicClock : systemClock
+}
+
 /** The limiter options every limiter of this adapter shares. */
 function baseOptions<Req>(
   options: HttpLimitOptions<Req>,
@@ -108,7 +120,7 @@ function baseOptions<Req>(
     anchor: options.anchor,
     throttle: options.throttle,
     store,
-    clock: options.clock,
+    clock: options.clock ?? requestClock(store),
     onStoreError: options.onStoreError,
     shadow: options.shadow,
     timeoutMs: options.timeoutMs,
@@ -147,7 +159,7 @@ function resolveRules<Req>(
   const limiter = createRulesLimiter({
     rules: options.rules!,
     store,
-    clock: options.clock,
+    clock: options.clock ?? requestClock(store),
     prefix: options.prefix,
     onStoreError: options.onStoreError as 'throw' | 'allow' | 'deny' | undefined,
     timeoutMs: options.timeoutMs,

@@ -95,7 +95,10 @@ export interface HttpLimitOptions<Req = HttpRequestLike, Res = ResponseLike> {
   ipv6Subnet?: number | false
   /** Where counters live. @default new MemoryStore() (one per middleware/plugin) */
   store?: Store
-  /** Source of time in ms (tests inject a fake one). @default turnClock (Date.now(), read once per synchronous turn) */
+  /**
+   * Source of time in ms (tests inject a fake one), read on each decision.
+   * @default monotonicClock on an in-process store (MemoryStore), systemClock (Date.now()) on a shared one
+   */
   clock?: Clock
   /** Prepended to every key in the store. @default '' */
   prefix?: string
