@@ -1,4 +1,4 @@
-import type { LuaFragments } from './lua'
+import { refundBranch, type LuaFragments } from './lua'
 import { meterFits, meterTest, METER_LUA } from './meter.lua'
 
 /**
@@ -83,12 +83,11 @@ export const gcraLua: LuaFragments = {
   swapped: true,
   flat: (frame) => `
 -- sa = tat remainder, sb = tat (ms)
-${GCRA_BACKLOG}if op == 'r' then
-  local after = backlog - cost * window
-  ${GCRA_SET}  ${GCRA_EXPIRY}  ${frame.save('rem', 'tat', 'expires_at')}
-  return nil
-end
-${meterTest(false)}
+${GCRA_BACKLOG}${refundBranch(
+    frame,
+    `local after = backlog - cost * window
+  ${GCRA_SET}  ${GCRA_EXPIRY}  ${frame.save('rem', 'tat', 'expires_at')}`,
+  )}${meterTest(false, frame)}
 local after = backlog + cost * window
 ${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}
 return backlog

@@ -11,17 +11,29 @@ export interface LuaFrame {
   /** One call decides several requests, the body once for each. */
   readonly batch: boolean
   /** The policy, when the script has it as constants; undefined when ARGV passes it. */
-  readonly baked: { readonly precision: number } | undefined
+  readonly baked: { readonly precision: number; readonly windowMs: number } | undefined
   /** Lua that writes the pair (a, b) expiring at `expiresAt` (deleting it once empty). */
   save(a: string, b: string, expiresAt: string): string
 }
+
+/**
+ * A flat body's refund (op 'r'): `lua`, then `return nil`. None in a batch script, which only
+ * consumes, so that its decisions test no `op` (each test is Lua bytecode Redis runs per
+ * decision).
+ */
+export const refundBranch = (frame: LuaFrame, lua: string): string =>
+  frame.batch ? '' : `if op == 'r' then\n  ${lua}\n  return nil\nend\n`
+
+/** Lua `op == 'p' or ` where the script may peek; nothing in a batch (see refundBranch). */
+export const peekOr = (frame: LuaFrame): string => (frame.batch ? '' : "op == 'p' or ")
 
 /**
  * One algorithm's Lua, mirroring its TypeScript transitions. Every name it reads at run time
  * (`load_pair`, `save_pair`, `call`, `int`, `ALG`, and in flat bodies `op`, `cost`, `now`,
  * `limit`, `window`, `burst`, `precision`, `maxd`, `slack`, `key`, `extra`, `server`, a
  * pair's `sa`, `sb`, `int_text(n)`, an integer's text formatted once per call, and
- * `text_int(s)`, its inverse) is defined by the frame around it.
+ * `text_int(s)`, its inverse, with their memo tables `int_texts` and `text_ints` for a hot
+ * site to read first) is defined by the frame around it.
  */
 export interface LuaFragments {
   /**

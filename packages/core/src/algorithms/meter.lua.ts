@@ -1,3 +1,5 @@
+import { peekOr, type LuaFrame } from './lua'
+
 /**
  * The meters' shared Lua (token-bucket, leaky-bucket, gcra), mirroring meter.ts: a backlog
  * multiplied by the window, which drains by exactly `limit` per ms. The admission test is one
@@ -29,8 +31,12 @@ end
  * computes with core's formulas (@sluice/redis flat-outcome.ts). Peek, a rejection and a cost-0 consume
  * return here; an admitted consume falls through.
  */
-export function meterTest(shaping: boolean): string {
+export function meterTest(shaping: boolean, frame: LuaFrame): string {
+  // A batch reserves nothing (its maxd is 0): the capacity's test alone.
+  const fits = frame.batch
+    ? 'cost <= burst and backlog + cost * window <= burst * window'
+    : meterFits(shaping)
   return `
-if op == 'p' or cost == 0 or not (${meterFits(shaping)}) then return backlog end
+if ${peekOr(frame)}cost == 0 or not (${fits}) then return backlog end
 `
 }

@@ -1,4 +1,4 @@
-import type { LuaFragments } from './lua'
+import { peekOr, refundBranch, type LuaFragments, type LuaFrame } from './lua'
 
 /**
  * sliding-log's Lua, mirroring sliding-log.ts on a sorted set instead of an
@@ -142,21 +142,20 @@ end
  * core's own decide (@sluice/redis flat-outcome.ts). Refund (with a time) as sliding_log.refund. Negative
  * integer reply: the key's block.
  */
-const FLAT = `
-if op == 'r' then
-  local at = now - tonumber(extra)
+const flat = (frame: LuaFrame): string => `
+${refundBranch(
+  frame,
+  `local at = now - tonumber(extra)
   ${SL_REFUND_AT}  if not removed then return nil end
   local newest = call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if newest[2] then
     local ttl = tonumber(newest[2]) + window - now
     if ttl <= 0 then call('DEL', key) else call('PEXPIRE', key, string.format('%d', ttl + slack)) end
-  end
-  return nil
-end
-${SL_LOOK}if not (${SL_FITS}) or op == 'p' or cost == 0 then return reply end
+  end`,
+)}${SL_LOOK}if not (${SL_FITS}) or ${peekOr(frame)}cost == 0 then return reply end
 ${slAdd((i) => `extra .. '.' .. ${i}`)}if newest < now then newest = now end
 call('PEXPIRE', key, string.format('%d', newest + window - now + slack))
 return reply
 `
 
-export const slidingLogLua: LuaFragments = { module: SLIDING_LOG, flat: () => FLAT }
+export const slidingLogLua: LuaFragments = { module: SLIDING_LOG, flat }

@@ -1,4 +1,4 @@
-import type { FlatSteps, LuaFragments, LuaFrame } from './lua'
+import { peekOr, refundBranch, type FlatSteps, type LuaFragments, type LuaFrame } from './lua'
 
 /**
  * sliding-window's Lua, the state transitions of sliding-window.ts (count,
@@ -18,6 +18,12 @@ import type { FlatSteps, LuaFragments, LuaFrame } from './lua'
  * table and saves it, the flat script writes only the fields that change.
  */
 
+/**
+ * Lua: floor(a / b) for integers (`a` a name, `b` a divisor of the window: exact), by
+ * arithmetic: `math.floor` is a C call in Redis, 130 instructions a call.
+ */
+const idiv = (a: string, b: string): string => `(${a} - ${a} % ${b}) / ${b}`
+
 /** A ring slot's count, as each script family holds it. */
 type CountAt = (slot: string) => string
 
@@ -28,14 +34,18 @@ type CountAt = (slot: string) => string
 function swUsed(countAt: CountAt): string {
   return `local t = now
 if newest * size > t then t = newest * size end
-local current = floor(t / size)
+local current = ${idiv('t', 'size')}
 local full, oldest = 0, 0
-for j = current - precision, current do
-  if j <= newest and j > newest - ring and j >= 0 then
-    if j == current - precision then oldest = ${countAt('j % ring')} else full = full + ${countAt('j % ring')} end
-  end
-end
-local used = floor((full * size + oldest * (size - (t - current * size))) / size)
+-- The window's buckets that the ring still holds: from the oldest (counted in part) on.
+local from, to = current - precision, current
+if to > newest then to = newest end
+if from <= newest and from > newest - ring and from >= 0 then oldest = ${countAt('from % ring')} end
+from = from + 1
+if from <= newest - ring then from = newest - ring + 1 end
+if from < 0 then from = 0 end
+for j = from, to do full = full + ${countAt('j % ring')} end
+local scaled = full * size + oldest * (size - (t - current * size))
+local used = ${idiv('scaled', 'size')}
 `
 }
 
@@ -72,7 +82,7 @@ end
  * the newest when the clock stepped back), its ring `slot`, and when it opens a new bucket,
  * `stale`, how many buckets after the newest one restart at zero, from `first` on.
  */
-const SW_APPLY_BUCKET = `local bucket = floor(now / size)
+const SW_APPLY_BUCKET = `local bucket = ${idiv('now', 'size')}
 if bucket < newest then bucket = newest end
 local slot = bucket % ring
 local stale = bucket - newest
@@ -201,29 +211,62 @@ const fieldTable = (baked: LuaFrame['baked']): string | undefined =>
 const fieldNames = (baked: LuaFrame['baked']): string => {
   const table = fieldTable(baked)
   if (table === undefined || baked === undefined) return ''
-  const names = Array.from({ length: baked.precision + 1 }, (_, i) => `[${i}] = '${i}'`)
-  return `local ${table} = { ${names.join(', ')} }\n`
+  const slots = Array.from({ length: baked.precision + 1 }, (_, i) => i)
+  const names = slots.map((i) => `[${i}] = '${i}'`)
+  const numbers = slots.map((i) => `['${i}'] = ${i}`)
+  return `local ${table} = { ${names.join(', ')} }
+local ${slotTable(table)} = { ${numbers.join(', ')} }
+`
+}
+/** The table of slots by field name, beside the field names' (see fieldTable). */
+const slotTable = (fieldTableName: string): string => fieldTableName.replace('FIELD_', 'SLOT_')
+/** A field name's slot: from the baked table, else read (a field of another precision too). */
+const slotOf = (baked: LuaFrame['baked'], field: string): string => {
+  const table = fieldTable(baked)
+  return table !== undefined
+    ? `(${slotTable(table)}[${field}] or text_int(${field}))`
+    : `text_int(${field})`
 }
 const fieldOf = (baked: LuaFrame['baked'], slot: string): string => {
   const table = fieldTable(baked)
   return table !== undefined ? `${table}[${slot}]` : `int_text(${slot})`
 }
 
+/** `size` (a bucket's ms) and `ring` (its slots): constants where the policy is baked in. */
+const ringSize = (baked: LuaFrame['baked']): string =>
+  baked !== undefined
+    ? `local size, ring = ${baked.windowMs / baked.precision}, ${baked.precision + 1}`
+    : 'local size = window / precision\nlocal ring = precision + 1'
+
+/** Rings of up to this many slots get their reply's room at once (no table resize as it fills). */
+const REPLY_ROOM_MAX = 4
+
+/** The reply table, with room for every slot of a small baked ring (nils, filled in order). */
+const replyTable = (baked: LuaFrame['baked']): string =>
+  baked !== undefined && baked.precision + 1 <= REPLY_ROOM_MAX
+    ? `{ now, 0${', nil, nil'.repeat(baked.precision + 1)} }`
+    : '{ now, 0 }'
+
 /**
  * The hash read (keys of their own): the ring's counts `c` by slot, the `newest` bucket, and
  * the reply: now, the newest bucket, then slot and counter of each non-zero counter, as
- * integers (no bulk strings for the client to parse). One pass.
+ * integers (no bulk strings for the client to parse). One pass; the texts read once per call
+ * (text_int's memo, written out here: a Lua call per field cost more than its lookup).
  */
-const KEYS_READ = `local size = window / precision
-local ring = precision + 1
+const keysRead = (frame: LuaFrame): string => `${ringSize(frame.baked)}
 local h = call('HGETALL', key)
-local newest, c, reply, r = 0, {}, { now, 0 }, 2
+local newest, c, reply, r = 0, {}, ${replyTable(frame.baked)}, 2
 for i = 1, #h, 2 do
-  local value = text_int(h[i + 1])
+  local text = h[i + 1]
+  local value = text_ints[text]
+  if value == nil then
+    value = tonumber(text)
+    text_ints[text] = value
+  end
   if h[i] == 'n' then
     newest = value
   else
-    local slot = text_int(h[i])
+    local slot = ${slotOf(frame.baked, 'h[i]')}
     c[slot] = value
     reply[r + 1], reply[r + 2] = slot, value
     r = r + 2
@@ -266,10 +309,15 @@ const keysApply = (
   for i = 1, #gone, 1000 do call('HDEL', key, unpack(gone, i, math.min(i + 999, #gone))) end
   call('HSET', key, 'n', int_text(bucket), ${fieldOf(frame.baked, 'slot')}, int_text(cost))
 else
-  call('HSET', key, ${fieldOf(frame.baked, 'slot')}, int_text((c[slot] or 0) + cost))
+  local had = c[slot] or 0
+  local count = had + cost
+  -- int_text's memo, written out (a Lua call per decision cost more than its lookup).
+  local text = int_texts[count]
+  if text == nil then text = int_text(count) end
+  call('HSET', key, ${fieldOf(frame.baked, 'slot')}, text)
   -- The newest bucket already counted: every save since set the TTL to end with its window,
   -- at the same moment on the server's clock (with client time, the writer's clock moves it).
-  ${keep('(c[slot] or 0) > 0 and server')}
+  ${keep('had > 0 and server')}
 end
 `
 const PEXPIRE_BUCKET = `call('PEXPIRE', key, int_text((bucket + precision + 1) * size - now + slack))`
@@ -287,11 +335,10 @@ const PEXPIRE_BUCKET = `call('PEXPIRE', key, int_text((bucket + precision + 1) *
  * outcome with core's own decide (@sluice/redis flat-outcome.ts). Refund (with a time) as
  * sliding_window.refund then save. Negative integer reply: the key's block.
  */
-const keysFlat = (frame: LuaFrame): string => `${KEYS_READ}if op == 'r' then
-  ${keysRefund(frame)}  return nil
-end
-local h = reply
-if cost > limit or op == 'p' or cost == 0 then return h end
+const keysFlat = (
+  frame: LuaFrame,
+): string => `${keysRead(frame)}${refundBranch(frame, keysRefund(frame))}local h = reply
+if cost > limit or ${peekOr(frame)}cost == 0 then return h end
 -- decide's admission test: floor(scaledEstimate / size) + cost <= limit, at now held at the
 -- newest bucket already counted.
 ${swUsed(inHash)}if used + cost > limit then return h end
@@ -308,7 +355,7 @@ end
 
 /** The steps on keys of their own (LuaFragments.steps): the flat body's parts. */
 const keysSteps = (frame: LuaFrame): FlatSteps => ({
-  read: KEYS_READ,
+  read: keysRead(frame),
   refund: keysRefund(frame),
   look: STEPS_FITS,
   apply: `local keep = false
@@ -354,10 +401,9 @@ save_ring(key, field, newest, c, ring, (bucket + precision + 1) * size, now, sla
  * the hash is above, and written whole (save_ring) with the expiry the hash's TTL would have.
  * Same reply and same transitions as the script above.
  */
-const packedFlat = `${PACKED_READ}if op == 'r' then
-  ${PACKED_REFUND}  return nil
-end
-if cost > limit or op == 'p' or cost == 0 then return reply end
+const packedFlat = (
+  frame: LuaFrame,
+): string => `${PACKED_READ}${refundBranch(frame, PACKED_REFUND)}if cost > limit or ${peekOr(frame)}cost == 0 then return reply end
 ${swUsed(inHash)}if used + cost > limit then return reply end
 ${PACKED_APPLY}return reply
 `
@@ -372,6 +418,6 @@ const PACKED_STEPS: FlatSteps = {
 export const slidingWindowLua: LuaFragments = {
   module: SLIDING_WINDOW,
   flatSetup: (frame) => (frame.layout === 'keys' ? fieldNames(frame.baked) : ''),
-  flat: (frame) => (frame.layout === 'keys' ? keysFlat(frame) : packedFlat),
+  flat: (frame) => (frame.layout === 'keys' ? keysFlat(frame) : packedFlat(frame)),
   steps: (frame) => (frame.layout === 'keys' ? keysSteps(frame) : PACKED_STEPS),
 }

@@ -6,7 +6,7 @@
  * Redis state: one string, the pair (missing x windowMs, lastRefill), expiring when the bucket
  * is full again.
  */
-import type { LuaFragments } from './lua'
+import { refundBranch, type LuaFragments } from './lua'
 import { meterFits, meterTest, METER_LUA } from './meter.lua'
 
 /** The `level` the backlog has drained to at `now`, and the refill time `last` it is as of. */
@@ -79,14 +79,13 @@ export function bucketLua(code: 'tb' | 'lb', shaping: boolean): LuaFragments {
     module: bucketModule(code, shaping),
     shared: METER_LUA,
     flat: (frame) => `
-${BUCKET_DRAINED}if op == 'r' then
-  level = level - cost * window
+${BUCKET_DRAINED}${refundBranch(
+      frame,
+      `level = level - cost * window
   if level < 0 then level = 0 end
-  ${BUCKET_EXPIRY}  ${frame.save('level', 'last', 'expires_at')}
-  return nil
-end
-local backlog = level
-${meterTest(shaping)}
+  ${BUCKET_EXPIRY}  ${frame.save('level', 'last', 'expires_at')}`,
+    )}local backlog = level
+${meterTest(shaping, frame)}
 level = backlog + cost * window
 ${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}
 return backlog

@@ -198,13 +198,12 @@ if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
 export function tail(shape: FlatShape): string {
   if (shape.calls !== 'batch') return ''
   const packed = shape.layout === 'packed'
+  const extra = requestId(shape.variant)
   const decide = packed
     ? `local j = 3 * i
-    out[i] = one(KEYS[i], KEYS[m + i], ARGV[j + 1], ARGV[j + 2], tonumber(ARGV[j + 3]))`
-    : `local extra = id
-    if id ~= '' then extra = id .. '/' .. i end
-    -- Block keys are read only while the blocks flag exists, and declared then.
-    out[i] = one(KEYS[i], declared and KEYS[m + i], extra, tonumber(ARGV[i + 3]) or 1)`
+    ${readCost('ARGV[j + 3]')}out[i] = one(KEYS[i], KEYS[m + i], ARGV[j + 1], ARGV[j + 2], cost)`
+    : `${extra.lua}${readCost('ARGV[i + 3]')}-- Block keys are read only while the blocks flag exists, and declared then.
+    out[i] = one(KEYS[i], declared and KEYS[m + i], ${extra.name}, cost)`
   // On Redis's clock the batch ends with the time it decided at, once for all its decisions.
   return `end
 local id, out, n = ARGV[1], {}, m
@@ -212,6 +211,30 @@ ${eachAlone(decide)}${holdsRepeated(shape.variant) && !packed ? 'flush()\n' : ''
 return out
 `
 }
+
+/**
+ * Lua: batch decision i's sliding-log request id (`<id>/<i>`), and the name that holds it; the
+ * other algorithms' consumes do not read it, and get the batch's ('').
+ */
+const requestId = (variant: Variant): { lua: string; name: string } =>
+  variant.state === 'log'
+    ? {
+        lua: `local extra = id
+    if id ~= '' then extra = id .. '/' .. i end
+    `,
+        name: 'extra',
+      }
+    : { lua: '', name: 'id' }
+
+/**
+ * Lua: the local `cost`, a batch decision's cost, from its argument `arg` (absent: 1). A cost
+ * of 1 is read without `tonumber`, a `strtod` in Redis that took 1.1k of a fixed-window or
+ * gcra decision's 28-29k instructions when a batch sent its costs (bench/instructions-redis.js).
+ */
+export const readCost = (arg: string): string =>
+  `local cost = ${arg}
+    if cost == nil or cost == '1' then cost = 1 else cost = tonumber(cost) or 1 end
+    `
 
 /**
  * A batch's loop (see tail): `decide` for each i from 1 to `n`, setting `out[i]`; a decision
@@ -239,7 +262,8 @@ end
 function prologue(shape: FlatShape): string {
   const packed = shape.layout === 'packed'
   const read = packed ? `block_field(bkey, bfield)` : `redis.pcall('GET', bkey)`
-  return `${clock(shape)}if op ~= 'r'${shape.calls === 'batch' ? ' and blocks' : ''} then
+  // A batch only consumes: it reads a block while the blocks flag exists (see ANY_BLOCK).
+  return `${clock(shape)}if ${shape.calls === 'batch' ? 'blocks' : "op ~= 'r'"} then
   local blocked = ${read}
   if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now

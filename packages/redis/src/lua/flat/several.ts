@@ -27,7 +27,7 @@ import type { LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { PACKED_FIELDS, PACKED_RING } from '../packed'
 import { bakedInteger, type SeveralShape } from '../shape'
-import { BLOCK_KEY, eachAlone, INT_TEXTS, saveKey, UNPACK } from './frame'
+import { BLOCK_KEY, eachAlone, INT_TEXTS, readCost, saveKey, UNPACK } from './frame'
 import { BLOCKS_DECLARED } from './flags'
 import { holdRepeated } from './hold'
 import { packedSave } from './packed-frame'
@@ -118,8 +118,8 @@ function batchTail(shape: SeveralShape): string {
   const decide =
     shape.layout === 'packed'
       ? `local j = 3 + ${n + 2} * (i - 1)
-    out[i] = one(${n} * (i - 1), KEYS[m * ${n} + i], j, tonumber(ARGV[j + ${n + 2}]))`
-      : `out[i] = one(${n} * (i - 1), declared and KEYS[m * ${n} + i], '', tonumber(ARGV[i + 3]) or 1)`
+    ${readCost(`ARGV[j + ${n + 2}]`)}out[i] = one(${n} * (i - 1), KEYS[m * ${n} + i], j, cost)`
+      : `${readCost('ARGV[i + 3]')}out[i] = one(${n} * (i - 1), declared and KEYS[m * ${n} + i], '', cost)`
   return `end
 local out, n = {}, m
 ${eachAlone(decide)}${shape.layout === 'packed' ? '' : 'flush()\n'}return out

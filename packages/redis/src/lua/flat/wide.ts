@@ -18,7 +18,7 @@
 import { bakedInteger, type WideFlatShape } from '../shape'
 import { PRELUDE } from '../prelude'
 import { WIDE_STATE } from '../wide'
-import { ANY_BLOCK, BLOCK_KEY, eachAlone } from './frame'
+import { ANY_BLOCK, BLOCK_KEY, eachAlone, readCost } from './frame'
 import { HOLD_REPEATED } from './hold'
 
 /** The Lua of a script of `shape`. */
@@ -101,7 +101,7 @@ end
 
 /** A batch's loop (eachAlone), the held keys written, and the time it decided at. */
 const batchTail = `local out, n = {}, m
-${eachAlone(`out[i] = one(KEYS[i], declared and KEYS[m + i], tonumber(ARGV[i + 3]) or 1)`)}flush()
+${eachAlone(`${readCost('ARGV[i + 3]')}out[i] = one(KEYS[i], declared and KEYS[m + i], cost)`)}flush()
 if server then out[n + 1] = now end
 return out
 `
