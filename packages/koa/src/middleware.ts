@@ -50,6 +50,19 @@ function trustOf(ctx: Context): ProxyTrust {
 const PROXY_HINT = 'set app.proxy = true and app.maxIpsCount = 1 (one proxy hop).'
 
 /**
+ * The client address as `ctx.request.ip` gives it. With `app.proxy` off, Koa's getter reads the
+ * proxy header and builds an array only to answer the socket's address (a thousand
+ * instructions a request, bench:instructions): that address is read here directly, unless the
+ * request holds a field under a symbol, which is where Koa keeps an address set with
+ * `ctx.request.ip = ...` (or one it read before); only the getter reads that field.
+ */
+function clientIpOf(ctx: Context): string {
+  const request = ctx.request
+  if (ctx.app.proxy || Object.getOwnPropertySymbols(request).length > 0) return request.ip
+  return ctx.req.socket?.remoteAddress || ''
+}
+
+/**
  * A verdict's headers on Node's response, as `ctx.set(name, value)` sets a string value (none
  * once the headers are sent), without the arrays Koa's `response.set` builds for every header.
  */
@@ -77,8 +90,7 @@ export function koaMiddleware(
     resetStyle: 'epoch',
     proxyTrust: trustOf,
     peerAddress: (ctx) => ctx.req.socket?.remoteAddress,
-    // ctx.ip is a delegate of ctx.request.ip: the same getter (and setter), one call fewer.
-    clientIp: (ctx) => ctx.request.ip,
+    clientIp: clientIpOf,
     proxyHint: PROXY_HINT,
     legacyNames: answer.names,
     omitWhenRejected: answer.omitWhenRejected,

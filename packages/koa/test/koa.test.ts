@@ -77,6 +77,38 @@ describe.each([
     await request(server).get('/').set('x-user', 'b').expect(200)
   })
 
+  test('the key is the address ctx.request.ip gives: the socket, one set upstream, a proxy header', async () => {
+    // Upstream, as a custom proxy handler would: sets ctx.request.ip, or only reads ctx.ip.
+    const upstream: Koa.Middleware = async (ctx, next) => {
+      const given = ctx.get('x-set-ip')
+      if (given !== '') ctx.request.ip = given
+      if (ctx.get('x-read-ip') !== '') expect(ctx.ip).not.toBe('')
+      await next()
+    }
+    const server = app({ window: '1m', limit: 1, algorithm: 'fixed-window' }, upstream)
+    await request(server).get('/').expect(200)
+    await request(server).get('/').expect(429)
+    // Read upstream first (Koa keeps it): still the socket's address, still limited.
+    await request(server).get('/').set('x-read-ip', '1').expect(429)
+    // Set upstream: that address is the key, its own bucket.
+    await request(server).get('/').set('x-set-ip', '203.0.113.9').expect(200)
+    await request(server).get('/').set('x-set-ip', '203.0.113.9').expect(429)
+    await request(server).get('/').set('x-set-ip', '203.0.113.10').expect(200)
+    // A proxy header counts only where the app trusts proxies.
+    await request(server).get('/').set('x-forwarded-for', '198.51.100.1').expect(429)
+    const proxied = new App()
+    proxied.silent = true
+    proxied.proxy = true
+    proxied.use(rateLimit({ logger: captureLogger(), window: '1m', limit: 1 }))
+    proxied.use(async (ctx) => {
+      ctx.body = 'ok'
+    })
+    const behind = proxied.callback()
+    await request(behind).get('/').set('x-forwarded-for', '198.51.100.1').expect(200)
+    await request(behind).get('/').set('x-forwarded-for', '198.51.100.1').expect(429)
+    await request(behind).get('/').set('x-forwarded-for', '198.51.100.2').expect(200)
+  })
+
   test('the 429 body is JSON text; an upstream middleware reads the decision from ctx.state', async () => {
     const server = app(
       { window: 60_000, limit: 1, algorithm: 'fixed-window', clock: () => 60_000 * 1000 },

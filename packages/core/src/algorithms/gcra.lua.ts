@@ -1,5 +1,5 @@
 import { refundBranch, type LuaFragments } from './lua'
-import { meterFits, meterTest, METER_LUA } from './meter.lua'
+import { flatMeterFits, meterFits, meterTest, METER_LUA } from './meter.lua'
 
 /**
  * gcra's Lua, mirroring gcra.ts. One source for both script families: the generic module and
@@ -96,7 +96,7 @@ return backlog
     read: '',
     refund: `${GCRA_BACKLOG}local after = backlog - cost * window
 ${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}`,
-    look: `${GCRA_BACKLOG}local reply, fits = backlog, ${meterFits(false)}
+    look: `${GCRA_BACKLOG}local reply, fits = backlog, ${flatMeterFits(false, frame)}
 `,
     apply: `local after = backlog + cost * window
 ${GCRA_SET}${GCRA_EXPIRY}${frame.save('rem', 'tat', 'expires_at')}`,

@@ -16,6 +16,10 @@ export function meterFits(shaping: boolean): string {
   return `cost <= burst and (maxd > 0 and ${ahead} <= maxd * limit or maxd <= 0 and backlog + cost * window <= burst * window)`
 }
 
+/** meterFits in a flat body: a batch reserves nothing (its maxd is 0), the capacity's test alone. */
+export const flatMeterFits = (shaping: boolean, frame: LuaFrame): string =>
+  frame.batch ? 'cost <= burst and backlog + cost * window <= burst * window' : meterFits(shaping)
+
 export const METER_LUA = `
 -- The backlog after a penalty: raised by cost x window, never past the capacity (core: penalized).
 local function penalized(backlog, p, cost)
@@ -32,11 +36,7 @@ end
  * return here; an admitted consume falls through.
  */
 export function meterTest(shaping: boolean, frame: LuaFrame): string {
-  // A batch reserves nothing (its maxd is 0): the capacity's test alone.
-  const fits = frame.batch
-    ? 'cost <= burst and backlog + cost * window <= burst * window'
-    : meterFits(shaping)
   return `
-if ${peekOr(frame)}cost == 0 or not (${fits}) then return backlog end
+if ${peekOr(frame)}cost == 0 or not (${flatMeterFits(shaping, frame)}) then return backlog end
 `
 }

@@ -347,8 +347,8 @@ return h
 `
 
 /** The admission test of the steps: `fits` for a consume, decide's test as above. */
-const STEPS_FITS = `local fits = false
-if op == 'c' and cost > 0 and cost <= limit then
+const stepsFits = (frame: LuaFrame): string => `local fits = false
+if ${frame.batch ? '' : "op == 'c' and "}cost > 0 and cost <= limit then
   ${swUsed(inHash)}  fits = used + cost <= limit
 end
 `
@@ -357,7 +357,7 @@ end
 const keysSteps = (frame: LuaFrame): FlatSteps => ({
   read: keysRead(frame),
   refund: keysRefund(frame),
-  look: STEPS_FITS,
+  look: stepsFits(frame),
   apply: `local keep = false
 ${keysApply(frame, (then) => `keep = ${then}`)}if not keep then
   ${PEXPIRE_BUCKET}
@@ -408,16 +408,16 @@ ${swUsed(inHash)}if used + cost > limit then return reply end
 ${PACKED_APPLY}return reply
 `
 
-const PACKED_STEPS: FlatSteps = {
+const packedSteps = (frame: LuaFrame): FlatSteps => ({
   read: PACKED_READ,
   refund: PACKED_REFUND,
-  look: STEPS_FITS,
+  look: stepsFits(frame),
   apply: PACKED_APPLY,
-}
+})
 
 export const slidingWindowLua: LuaFragments = {
   module: SLIDING_WINDOW,
   flatSetup: (frame) => (frame.layout === 'keys' ? fieldNames(frame.baked) : ''),
   flat: (frame) => (frame.layout === 'keys' ? keysFlat(frame) : packedFlat(frame)),
-  steps: (frame) => (frame.layout === 'keys' ? keysSteps(frame) : PACKED_STEPS),
+  steps: (frame) => (frame.layout === 'keys' ? keysSteps(frame) : packedSteps(frame)),
 }

@@ -7,7 +7,7 @@
  * is full again.
  */
 import { refundBranch, type LuaFragments } from './lua'
-import { meterFits, meterTest, METER_LUA } from './meter.lua'
+import { flatMeterFits, meterFits, meterTest, METER_LUA } from './meter.lua'
 
 /** The `level` the backlog has drained to at `now`, and the refill time `last` it is as of. */
 const BUCKET_DRAINED = `local level = sa
@@ -96,7 +96,7 @@ return backlog
 if level < 0 then level = 0 end
 ${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}`,
       look: `${BUCKET_DRAINED}local backlog = level
-local reply, fits = backlog, ${meterFits(shaping)}
+local reply, fits = backlog, ${flatMeterFits(shaping, frame)}
 `,
       apply: `level = backlog + cost * window
 ${BUCKET_EXPIRY}${frame.save('level', 'last', 'expires_at')}`,

@@ -161,20 +161,19 @@ ${head}${steps.read}`
   for (let i = n - 1; i >= 0; i--) {
     const { open, steps } = scopes[i]
     const tested = `out[${i + 1}] = reply\nif not fits then admitted = false end\n`
-    const go = i === n - 1 ? `go = admitted and op == 'c' and cost > 0\n` : ''
+    // A batch only consumes (see refundBranch in core): it tests no `op`.
+    const consume = batch ? '' : "op == 'c' and "
+    const go = i === n - 1 ? `go = admitted and ${consume}cost > 0\n` : ''
     nest = `do\n${open}${steps.look}${tested}${nest}${go}if go then\n${steps.apply}end\nend\n`
   }
-  return `if op ~= 'r'${batch ? ' and blocks' : ''} then
+  return `if ${batch ? 'blocks' : "op ~= 'r'"} then
   local blocked = ${read}
   if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now
     if wait > 0 then return { ${blocked} } end
   end
 end
-if op == 'r' then
-${refund}return nil
-end
-local out, admitted, go = {}, true, false
+${batch ? '' : `if op == 'r' then\n${refund}return nil\nend\n`}local out, admitted, go = {}, true, false
 ${nest}if go and server then out[${n + 1}] = now end
 return out
 `
