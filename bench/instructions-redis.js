@@ -6,7 +6,8 @@
 // decision swings with what else a shared machine runs; its instructions hardly do, so a change
 // of a few percent in the scripts shows here. The client runs outside valgrind.
 // Run: node bench/instructions-redis.js [algorithm ...]  (after npm run build; default every
-// algorithm). BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
+// algorithm; `gcra+sliding-window` is a limiter of those limits on one key, beside the sum of
+// their state ceilings). BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
 // BENCH_INSTR_REDIS_BASE=<dir> counts another checkout's build too (built, with node_modules),
 // in the same run: a change's before and after. BENCH_INSTR_REDIS_KEEP=<dir> keeps each
 // server's callgrind dump there (callgrind_annotate --inclusive=yes shows where they went).
@@ -115,19 +116,25 @@ async function count(redis, client, decide) {
   return { perDecision: instructions / OPS, perCall: OPS / calls }
 }
 
-/** Sluice's limiter of `algorithm` from the build at `root`. */
+/**
+ * Sluice's limiter of `algorithm` from the build at `root`; `a+b` is one of those limits on
+ * each key (several limits, keys of their own).
+ */
 function sluiceOf(root, client, algorithm) {
   const { createLimiter } = require(path.join(root, 'packages/core'))
   const { RedisStore } = require(path.join(root, 'packages/redis'))
-  const limit = algorithm === 'sliding-log' ? 1_000_000 : BIG
-  // Under valgrind a script call takes some 50 times as long: no call may time out.
-  return createLimiter({
-    store: new RedisStore({ client }),
-    algorithm,
-    limit,
+  const limitOf = (name) => ({
+    algorithm: name,
+    limit: name === 'sliding-log' ? 1_000_000 : BIG,
     window: '1h',
-    timeoutMs: 60_000,
   })
+  const parts = algorithm.split('+')
+  const limits =
+    parts.length === 1
+      ? limitOf(algorithm)
+      : { limits: parts.map((name, i) => ({ name: `limit${i + 1}`, ...limitOf(name) })) }
+  // Under valgrind a script call takes some 50 times as long: no call may time out.
+  return createLimiter({ store: new RedisStore({ client }), ...limits, timeoutMs: 60_000 })
 }
 
 async function measureSluice(dir, root, algorithm) {
@@ -139,6 +146,16 @@ async function measureSluice(dir, root, algorithm) {
   } finally {
     client.disconnect()
     redis.stop()
+  }
+}
+
+/** The state ceiling of `algorithm`; of several limits (`a+b`), the sum of theirs. */
+async function measureCeilings(dir, algorithm) {
+  const parts = []
+  for (const part of algorithm.split('+')) parts.push(await measureCeiling(dir, part))
+  return {
+    perDecision: parts.reduce((sum, part) => sum + part.perDecision, 0),
+    perCall: parts[0].perCall,
   }
 }
 
@@ -178,14 +195,16 @@ async function stateOnProbe(algorithm) {
 }
 
 async function main() {
-  const algorithms = process.argv.slice(2).filter((a) => ALGORITHMS.includes(a))
+  const algorithms = process.argv
+    .slice(2)
+    .filter((a) => a.split('+').every((part) => ALGORITHMS.includes(part)))
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instr-redis-'))
   const rows = []
   try {
     for (const algorithm of algorithms.length > 0 ? algorithms : ALGORITHMS) {
       const sluice = await measureSluice(dir, path.join(__dirname, '..'), algorithm)
       const base = BASE ? await measureSluice(dir, path.resolve(BASE), algorithm) : undefined
-      const ceiling = await measureCeiling(dir, algorithm)
+      const ceiling = await measureCeilings(dir, algorithm)
       const k = (n) => `${(n / 1000).toFixed(1)}k`
       rows.push([
         algorithm,

@@ -1,20 +1,11 @@
 // The pipeline's read-only check and its refusal counting: what `check` reports and that it
 // counts nothing, per-request windows, and the options' checks.
-import { createHttpLimiter, type HttpRequestLike, type ResponseLike } from '@sluice/http'
+import { createHttpLimiter, type HttpRequestLike } from '@sluice/http'
 // Rules documents are read by @sluice/rules' host (Node's): the same pipeline.
 import { createHttpLimiter as createNodeHttpLimiter } from '@sluice/rules'
+import { DEFAULTS, RES } from './pipeline-fixtures'
 
 const T0 = 60_000 * 30_000
-const DEFAULTS = { framework: 'Test', resetStyle: 'delta' } as const
-
-/** A response the pipeline has no reason to watch (no refunds, queue or slots here). */
-const RES: ResponseLike = {
-  writableFinished: false,
-  destroyed: false,
-  statusCode: 200,
-  once: () => undefined,
-  off: () => undefined,
-}
 
 const request = (ip: string): HttpRequestLike => ({ ip, headers: {} })
 

@@ -2,16 +2,9 @@
 // in-process store and the wall clock on a shared one; an injected clock is kept.
 import { MemoryStore, monotonicClock, systemClock } from '@sluice/core'
 import { setMonotonicSource, type MonotonicSource } from '@sluice/core/adapter'
-import { createHttpLimiter, type HttpRequestLike, type ResponseLike } from '@sluice/http'
+import { createHttpLimiter, type HttpRequestLike } from '@sluice/http'
+import { DEFAULTS, RES } from './pipeline-fixtures'
 
-const DEFAULTS = { framework: 'Test', resetStyle: 'delta' } as const
-const RES: ResponseLike = {
-  writableFinished: false,
-  destroyed: false,
-  statusCode: 200,
-  once: () => undefined,
-  off: () => undefined,
-}
 const REQ: HttpRequestLike = { ip: '10.0.0.1', headers: {} }
 
 let restore: MonotonicSource | undefined | null = null

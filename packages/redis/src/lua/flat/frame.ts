@@ -228,8 +228,8 @@ const requestId = (variant: Variant): { lua: string; name: string } =>
 
 /**
  * Lua: the local `cost`, a batch decision's cost, from its argument `arg` (absent: 1). A cost
- * of 1 is read without `tonumber`, a `strtod` in Redis that took 1.1k of a fixed-window or
- * gcra decision's 28-29k instructions when a batch sent its costs (bench/instructions-redis.js).
+ * of 1 (most decisions of a batch that sends costs) is read without `tonumber`, a `strtod` in
+ * Redis, some 4% of a fixed-window decision's instructions.
  */
 export const readCost = (arg: string): string =>
   `local cost = ${arg}
