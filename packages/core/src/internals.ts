@@ -45,6 +45,7 @@ export {
   type ReplyShape,
 } from './algorithms/registry'
 export type { FlatSteps, LuaFragments, LuaFrame, WideLuaFragments } from './algorithms/lua'
+export { consumeAnd, refundBranch } from './algorithms/lua'
 export { LIMBS_LUA } from './algorithms/limbs.lua'
 export { invalidOption, describeValue, withoutStack } from './errors'
 export { isPromise } from './promise'

@@ -103,7 +103,7 @@ export interface ResolvedHttp<
  * promise reaction per request. Monotonic on an in-process store, the wall clock on a shared
  * one (processes must agree on it), as a limiter's own defaults.
  */
-export function requestClock(store: Store): Clock {
+function requestClock(store: Store): Clock {
   return store.local === true ? monotonicClock : systemClock
 }
 

@@ -59,8 +59,11 @@ const PROXY_HINT = 'set app.proxy = true and app.maxIpsCount = 1 (one proxy hop)
 function clientIpOf(ctx: Context): string {
   const request = ctx.request
   if (ctx.app.proxy || Object.getOwnPropertySymbols(request).length > 0) return request.ip
-  return ctx.req.socket?.remoteAddress || ''
+  return socketAddress(ctx) || ''
 }
+
+/** The address of the socket the request came in on. */
+const socketAddress = (ctx: Context): string | undefined => ctx.req.socket?.remoteAddress
 
 /**
  * A verdict's headers on Node's response, as `ctx.set(name, value)` sets a string value (none
@@ -89,7 +92,7 @@ export function koaMiddleware(
     framework: 'Koa',
     resetStyle: 'epoch',
     proxyTrust: trustOf,
-    peerAddress: (ctx) => ctx.req.socket?.remoteAddress,
+    peerAddress: socketAddress,
     clientIp: clientIpOf,
     proxyHint: PROXY_HINT,
     legacyNames: answer.names,

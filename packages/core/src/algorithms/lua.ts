@@ -21,11 +21,16 @@ export interface LuaFrame {
  * consumes, so that its decisions test no `op` (each test is Lua bytecode Redis runs per
  * decision).
  */
-export const refundBranch = (frame: LuaFrame, lua: string): string =>
+export const refundBranch = (frame: Pick<LuaFrame, 'batch'>, lua: string): string =>
   frame.batch ? '' : `if op == 'r' then\n  ${lua}\n  return nil\nend\n`
 
 /** Lua `op == 'p' or ` where the script may peek; nothing in a batch (see refundBranch). */
-export const peekOr = (frame: LuaFrame): string => (frame.batch ? '' : "op == 'p' or ")
+export const peekOr = (frame: Pick<LuaFrame, 'batch'>): string =>
+  frame.batch ? '' : "op == 'p' or "
+
+/** Lua `op == 'c' and ` where the script may do more than consume; nothing in a batch. */
+export const consumeAnd = (frame: Pick<LuaFrame, 'batch'>): string =>
+  frame.batch ? '' : "op == 'c' and "
 
 /**
  * One algorithm's Lua, mirroring its TypeScript transitions. Every name it reads at run time

@@ -1,4 +1,11 @@
-import { peekOr, refundBranch, type FlatSteps, type LuaFragments, type LuaFrame } from './lua'
+import {
+  consumeAnd,
+  peekOr,
+  refundBranch,
+  type FlatSteps,
+  type LuaFragments,
+  type LuaFrame,
+} from './lua'
 import { fieldNames, fieldOf, replyTable, ringSize, slotOf } from './sliding-window.ring.lua'
 
 /**
@@ -300,7 +307,7 @@ return h
 
 /** The admission test of the steps: `fits` for a consume, decide's test as above. */
 const stepsFits = (frame: LuaFrame): string => `local fits = false
-if ${frame.batch ? '' : "op == 'c' and "}cost > 0 and cost <= limit then
+if ${consumeAnd(frame)}cost > 0 and cost <= limit then
   ${swUsed(inHash)}  fits = used + cost <= limit
 end
 `

@@ -258,12 +258,17 @@ end
 `
 }
 
+/**
+ * Lua: whether a decision reads its key's block. A batch only consumes, and reads it while the
+ * blocks flag exists (see ANY_BLOCK); a script of one call, unless it refunds.
+ */
+export const readsBlock = (batch: boolean): string => (batch ? 'blocks' : "op ~= 'r'")
+
 /** clock, then the key's block (consume, peek): while it holds the reply is -(ms until it ends). */
 function prologue(shape: FlatShape): string {
   const packed = shape.layout === 'packed'
   const read = packed ? `block_field(bkey, bfield)` : `redis.pcall('GET', bkey)`
-  // A batch only consumes: it reads a block while the blocks flag exists (see ANY_BLOCK).
-  return `${clock(shape)}if ${shape.calls === 'batch' ? 'blocks' : "op ~= 'r'"} then
+  return `${clock(shape)}if ${readsBlock(shape.calls === 'batch')} then
   local blocked = ${read}
   if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now

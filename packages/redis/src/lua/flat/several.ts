@@ -23,11 +23,11 @@
  * block's hash of each; ARGV[2] now, and from ARGV[4] n + 2 per decision: its fields, its
  * block's field, its cost. Replies with each decision's reply, in order.
  */
-import type { LuaFrame } from '@sluice/core/web'
+import { consumeAnd, refundBranch, type LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { PACKED_FIELDS, PACKED_RING } from '../packed'
 import { bakedInteger, type SeveralShape } from '../shape'
-import { BLOCK_KEY, eachAlone, INT_TEXTS, readCost, saveKey, UNPACK } from './frame'
+import { BLOCK_KEY, eachAlone, INT_TEXTS, readCost, readsBlock, saveKey, UNPACK } from './frame'
 import { BLOCKS_DECLARED } from './flags'
 import { holdRepeated } from './hold'
 import { packedSave } from './packed-frame'
@@ -161,19 +161,17 @@ ${head}${steps.read}`
   for (let i = n - 1; i >= 0; i--) {
     const { open, steps } = scopes[i]
     const tested = `out[${i + 1}] = reply\nif not fits then admitted = false end\n`
-    // A batch only consumes (see refundBranch in core): it tests no `op`.
-    const consume = batch ? '' : "op == 'c' and "
-    const go = i === n - 1 ? `go = admitted and ${consume}cost > 0\n` : ''
+    const go = i === n - 1 ? `go = admitted and ${consumeAnd({ batch })}cost > 0\n` : ''
     nest = `do\n${open}${steps.look}${tested}${nest}${go}if go then\n${steps.apply}end\nend\n`
   }
-  return `if ${batch ? 'blocks' : "op ~= 'r'"} then
+  return `if ${readsBlock(batch)} then
   local blocked = ${read}
   if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now
     if wait > 0 then return { ${blocked} } end
   end
 end
-${batch ? '' : `if op == 'r' then\n${refund}return nil\nend\n`}local out, admitted, go = {}, true, false
+${refundBranch({ batch }, refund)}local out, admitted, go = {}, true, false
 ${nest}if go and server then out[${n + 1}] = now end
 return out
 `
