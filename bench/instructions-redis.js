@@ -7,7 +7,8 @@
 // of a few percent in the scripts shows here. The client runs outside valgrind.
 // Run: node bench/instructions-redis.js [algorithm ...]  (after npm run build; default every
 // algorithm; `gcra+sliding-window` is a limiter of those limits on one key, beside the sum of
-// their state ceilings). BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
+// their state ceilings; `token-bucket:wide` a wide budget, 10^12 a month).
+// BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
 // BENCH_INSTR_REDIS_BASE=<dir> counts another checkout's build too (built, with node_modules),
 // in the same run: a change's before and after. BENCH_INSTR_REDIS_KEEP=<dir> keeps each
 // server's callgrind dump there (callgrind_annotate --inclusive=yes shows where they went).
@@ -123,11 +124,12 @@ async function count(redis, client, decide) {
 function sluiceOf(root, client, algorithm) {
   const { createLimiter } = require(path.join(root, 'packages/core'))
   const { RedisStore } = require(path.join(root, 'packages/redis'))
-  const limitOf = (name) => ({
-    algorithm: name,
-    limit: name === 'sliding-log' ? 1_000_000 : BIG,
-    window: '1h',
-  })
+  // `<algorithm>:wide` is a wide budget (10^12 a month, as in bench/redis.js).
+  const limitOf = (name) => {
+    const [base, wide] = name.split(':')
+    if (wide === 'wide') return { algorithm: base, limit: 1e12, window: '31d' }
+    return { algorithm: name, limit: name === 'sliding-log' ? 1_000_000 : BIG, window: '1h' }
+  }
   const parts = algorithm.split('+')
   const limits =
     parts.length === 1
@@ -197,7 +199,7 @@ async function stateOnProbe(algorithm) {
 async function main() {
   const algorithms = process.argv
     .slice(2)
-    .filter((a) => a.split('+').every((part) => ALGORITHMS.includes(part)))
+    .filter((a) => a.split('+').every((part) => ALGORITHMS.includes(part.split(':')[0])))
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instr-redis-'))
   const rows = []
   try {

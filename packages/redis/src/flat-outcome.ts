@@ -3,6 +3,7 @@
  */
 import {
   algorithmOf,
+  isWide,
   ROWS,
   type Policy,
   type PolicyOutcome,
@@ -17,8 +18,9 @@ import {
  *
  * - backlog (the meters): the reply is the backlog drained to now; the algorithm's
  *   `atBacklog` is the state holding that backlog at time 0, decided at 0. A wide policy's
- *   (the wide script, lua/wide.ts) is the backlog's five limbs of 24 bits, lowest first, and
- *   its row's `wideLua.atBacklog` the wide state holding it.
+ *   (the wide script, lua/wide.ts) is the backlog as an integer below 2^52, or past it its
+ *   five limbs of 24 bits, lowest first; its row's `wideLua.atBacklog` is the wide state
+ *   holding it.
  * - window (fixed-window): the reply is `count * (windowMs + 1) + msToNextWindow` (1..windowMs). A
  *   window starting at 0 holding `count`, seen at `windowMs - msToNextWindow`, decides the same.
  *   An admitted consume on Redis's clock replies `[that, now]` (when it was counted).
@@ -69,6 +71,10 @@ export function flatOutcome(
     out.resetMs = -reply
     out.retryAfterMs = -reply
     return out
+  }
+  if (kind === 'backlog' && isWide(policy)) {
+    if (!Number.isSafeInteger(reply)) return undefined
+    return decideWide(BigInt(reply), policy, cost, maxDelayMs, out)
   }
   if (kind === 'window') {
     const span = policy.windowMs + 1
@@ -137,7 +143,7 @@ function slidingLog(
 /** A wide meter's state vector, reused: decide runs synchronously. */
 const wideState = [0, 0, 0]
 
-/** A wide meter's reply, the backlog's limbs (core's limbs.lua.ts), decided with BigInt. */
+/** A wide meter's reply past 2^52, the backlog's limbs (core's limbs.lua.ts), decided with BigInt. */
 function wideMeter(
   reply: unknown[],
   policy: Policy,
@@ -145,14 +151,26 @@ function wideMeter(
   maxDelayMs: number | undefined,
   out: PolicyOutcome,
 ): PolicyOutcome | undefined {
-  const wide = ROWS[policy.algorithm].wideLua
-  if (wide === undefined || reply.length !== 5) return undefined
+  if (reply.length !== 5) return undefined
   let backlog = 0n
   for (let i = 4; i >= 0; i--) {
     const limb = reply[i]
     if (typeof limb !== 'number' || !Number.isSafeInteger(limb)) return undefined
     backlog = (backlog << 24n) + BigInt(limb)
   }
+  return decideWide(backlog, policy, cost, maxDelayMs, out)
+}
+
+/** A wide meter's outcome at `backlog`: its row's wide state holding it, decided at 0. */
+function decideWide(
+  backlog: bigint,
+  policy: Policy,
+  cost: number,
+  maxDelayMs: number | undefined,
+  out: PolicyOutcome,
+): PolicyOutcome | undefined {
+  const wide = ROWS[policy.algorithm].wideLua
+  if (wide === undefined) return undefined
   wide.atBacklog(wideState, backlog, policy)
   algorithmOf(policy).decide(wideState, 0, 0, policy, cost, out, maxDelayMs)
   return out

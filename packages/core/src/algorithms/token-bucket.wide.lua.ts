@@ -1,7 +1,8 @@
 /**
  * token-bucket's Lua for wide policies (isWide), and with shaping leaky-bucket's, mirroring
  * bucketWide in token-bucket.ts: [whole units missing, remainder x windowMs, lastRefill], the
- * backlog between the first two held in limbs (limbs.lua.ts). Generic scripts only (the wide
+ * backlog between the first two held in numbers while it is narrow, in limbs past it
+ * (meter.wide.lua.ts, limbs.lua.ts). Generic scripts only (the wide
  * layout of @sluice/redis): codes `tbw` and `lbw`, the state read and written with
  * `load_vector`/`save_vector` as core's three slots.
  */
@@ -18,7 +19,19 @@ function ${name}.load(key)
   return load_vector(key, 3)
 end
 
--- The level drained since the last refill (held while the clock is behind it), never below 0.
+-- The level drained since the last refill (held while the clock is behind it), never below 0,
+-- as a number while the level is narrow (meter.wide.lua.ts); nil past it. The drain is exact
+-- wherever it is below the level, and past it only compared.
+local function ${name}_narrow(s, now, p)
+  if s[1] > n_units(p, 'nw', p.window) then return nil end
+  local level = s[1] * p.window + s[2]
+  if now <= s[3] then return level end
+  local drained = (now - s[3]) * p.limit
+  if drained >= level then return 0 end
+  return level - drained
+end
+
+-- The same backlog in limbs.
 local function ${name}_backlog(s, now, p)
   local level = w_muladd(s[1], p.window, s[2])
   if now <= s[3] then return level end
@@ -38,14 +51,33 @@ local function ${name}_set(s, now, p, level)
   if now > s[3] then s[3] = now end
 end
 
+local function ${name}_set_narrow(s, now, p, level)
+  s[1], s[2] = n_div(level, p.window)
+  s.level = nil
+  if now > s[3] then s[3] = now end
+end
+
 function ${name}.look(s, now, p, cost)
-  local backlog = ${name}_backlog(s, now, p)
+  local backlog = ${name}_narrow(s, now, p)
+  if backlog == nil then
+    backlog = ${name}_backlog(s, now, p)
+  else
+    local fits = n_fits(backlog, p, cost)
+    if fits ~= nil then return fits, backlog end
+    backlog = w_of(backlog)
+  end
   return w_fits(backlog, p, cost, ${shaping}), backlog
 end
 
 -- backlog: what look replied for this state and now, when the caller kept it.
 function ${name}.apply(s, now, p, cost, backlog)
-  ${name}_set(s, now, p, w_add(backlog or ${name}_backlog(s, now, p), w_cost(p, cost)))
+  if backlog == nil then backlog = ${name}_narrow(s, now, p) or ${name}_backlog(s, now, p) end
+  if type(backlog) == 'number' then
+    local after = n_after(backlog, p, cost)
+    if after ~= nil then return ${name}_set_narrow(s, now, p, after) end
+    backlog = w_of(backlog)
+  end
+  ${name}_set(s, now, p, w_add(backlog, w_cost(p, cost)))
 end
 
 function ${name}.refund(s, now, p, cost, at)
@@ -60,8 +92,12 @@ end
 function ${name}.save(key, s, now, p)
   local expires_at = 0
   if s[1] > 0 or s[2] > 0 then
-    local level = s.level or w_muladd(s[1], p.window, s[2])
-    local q, r = w_div(level, p.limit)
+    local q, r
+    if s[1] <= n_units(p, 'nw', p.window) then
+      q, r = n_div(s[1] * p.window + s[2], p.limit)
+    else
+      q, r = w_div(s.level or w_muladd(s[1], p.window, s[2]), p.limit)
+    end
     expires_at = s[3] + q
     if r > 0 then expires_at = expires_at + 1 end
   end

@@ -11,7 +11,8 @@
  * 'p', 'r'), now, cost, maxDelayMs, each optional. Batch (consumes; standalone Redis): the
  * flat batch scripts' contract (`tail` in frame.ts), `<prefix>:blocks` read as ANY_BLOCK does,
  * repeated keys held as HOLD_REPEATED holds them. The reply of a consume or peek is the
- * backlog's five limbs (flat-outcome.ts reads them with core's BigInt formulas); a blocked
+ * backlog, a number below 2^52 and its five limbs past it (flat-outcome.ts reads either with
+ * core's BigInt formulas); a blocked
  * key's is -(ms until the block ends); a refund's nil. As the flat batches, a batch on
  * Redis's clock ends with the time it decided at.
  */
