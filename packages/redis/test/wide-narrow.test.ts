@@ -186,6 +186,29 @@ describe('wide meters across 2^52 of backlog on a real Redis', () => {
     }
   }
 
+  test.each([
+    ['gcra', '7'],
+    ['gcra', '1,2,3'],
+    ['token-bucket', '1,2'],
+    ['token-bucket', '1.5,2,3'],
+    ['token-bucket', '1,2,3 '],
+    ['leaky-bucket', 'not a state'],
+  ] as const)(
+    'a `:v` key that is not a state this store wrote fails the call (%s, %j)',
+    async (algorithm, text) => {
+      const policy = monthly(algorithm, true, true)
+      const store = new RedisStore({ client: redis.connect(), time: 'client', prefix: 'wn-bad' })
+      const key = `wn-bad:{mallory}:${policyKeyId(policy)}:v`
+      await redis.admin.set(key, text)
+      for (const policies of [[policy], [policy, minute]]) {
+        await expect(
+          store.consume({ key: 'mallory', policies, cost: 1, now: 1_000_000 }),
+        ).rejects.toThrow(`sluice: ${key} holds ${text}, not a state this store wrote`)
+      }
+      expect(await redis.admin.get(key)).toBe(text)
+    },
+  )
+
   test('the script replies a backlog below 2^52 as one integer, past it as five limbs', async () => {
     const policy = monthly('token-bucket', false, true)
     const { own } = new Planner('0', 1).plan([policy])
