@@ -143,7 +143,7 @@ function slidingLog(
 /** A wide meter's state vector, reused: decide runs synchronously. */
 const wideState = [0, 0, 0]
 
-/** A wide meter's reply past 2^52, the backlog's limbs (core's limbs.lua.ts), decided with BigInt. */
+/** A wide meter's reply past 2^52: the backlog's limbs (core's limbs.lua.ts), read as a BigInt. */
 function wideMeter(
   reply: unknown[],
   policy: Policy,

@@ -1,8 +1,9 @@
 /**
  * gcra's Lua for wide policies (isWide), mirroring gcraWide in gcra.ts: the same state as the
  * narrow one, [tatMs, tatRemainder] (the remainder below `limit`), the backlog between them
- * held in numbers while it is narrow, in limbs past it (meter.wide.lua.ts, limbs.lua.ts). Generic scripts only (the wide layout of @sluice/redis): code
- * `gcw`, the state read and written with `load_pair`/`save_pair` in core's order.
+ * held in numbers while it is narrow, in limbs past it (meter.wide.lua.ts, limbs.lua.ts).
+ * Generic scripts only (the wide layout of @sluice/redis): code `gcw`, the state read and
+ * written with `load_pair`/`save_pair` in core's order.
  */
 import { WIDE_METER_LUA } from './meter.wide.lua'
 import type { WideLuaFragments } from './lua'

@@ -8,7 +8,8 @@
  * The narrow path: a wide budget's backlog is mostly far below 2^52 (10^12 tokens a month
  * drain 2.7 x 10^21 backlog units a month, 10^12 a ms), and there plain numbers are exact
  * (a sum of two stays below 2^53), so a module decides in numbers while the backlog stays
- * there and in limbs past it: the same transitions, a fifth of the Lua.
+ * there and in limbs past it: the same transitions, with about half the instructions in Redis
+ * (bench/instructions-redis.js, docs/benchmarks.md).
  */
 import { LIMBS_LUA } from './limbs.lua'
 

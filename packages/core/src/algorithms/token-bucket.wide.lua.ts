@@ -2,9 +2,9 @@
  * token-bucket's Lua for wide policies (isWide), and with shaping leaky-bucket's, mirroring
  * bucketWide in token-bucket.ts: [whole units missing, remainder x windowMs, lastRefill], the
  * backlog between the first two held in numbers while it is narrow, in limbs past it
- * (meter.wide.lua.ts, limbs.lua.ts). Generic scripts only (the wide
- * layout of @sluice/redis): codes `tbw` and `lbw`, the state read and written with
- * `load_vector`/`save_vector` as core's three slots.
+ * (meter.wide.lua.ts, limbs.lua.ts). Generic scripts only (the wide layout of @sluice/redis):
+ * codes `tbw` and `lbw`, the state read and written with `load_vector`/`save_vector` as core's
+ * three slots.
  */
 import { WIDE_METER_LUA } from './meter.wide.lua'
 import type { WideLuaFragments } from './lua'
