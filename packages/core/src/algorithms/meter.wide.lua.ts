@@ -67,7 +67,8 @@ end
 
 -- floor(x / d) and the remainder, exact for x in [0, 2^52) and d in (0, 2^53): the quotient
 -- is below 2^52 / d, where a double's rounding error is below 1 / (2d), and a true quotient
--- that is no integer is at least 1 / d from the next one.
+-- that is no integer is at least 1 / d from the next one (so x / d also compares exactly
+-- with an integer).
 local function n_div(x, d)
   local q = floor(x / d)
   return q, x - q * d
@@ -82,14 +83,14 @@ local function n_after(backlog, p, cost)
 end
 
 -- core's admission (meterFits) on a narrow backlog: true or false, nil where limbs decide (a
--- throttle's wait, or a sum past 2^52). burst x window is exact below 2^53, and past it past
--- every narrow sum: one comparison holds for both.
+-- throttle's wait, or a sum past 2^52). after <= burst x window, tested by division (exact
+-- below 2^52, as in n_div): the product may pass 2^63, where Lua 5.4's integers wrap.
 local function n_fits(backlog, p, cost)
   if cost > p.burst then return false end
   if MAXD > 0 then return nil end
   local after = n_after(backlog, p, cost)
   if after == nil then return nil end
-  return after <= p.burst * p.window
+  return after / p.window <= p.burst
 end
 
 -- Whether a wide value is 0 or less (an empty meter).

@@ -20,15 +20,17 @@ function ${name}.load(key)
 end
 
 -- The level drained since the last refill (held while the clock is behind it), never below 0,
--- as a number while the level is narrow (meter.wide.lua.ts); nil past it. The drain is exact
--- wherever it is below the level, and past it only compared.
+-- as a number while the level is narrow (meter.wide.lua.ts); nil past it. Whether it drained
+-- to 0 is tested by division (exact there, as in n_div): the drain itself, elapsed x limit,
+-- is formed only below the level, since a long idle span would take it past 2^63, where Lua
+-- 5.4's integers wrap.
 local function ${name}_narrow(s, now, p)
   if s[1] > n_units(p, 'nw', p.window) then return nil end
   local level = s[1] * p.window + s[2]
   if now <= s[3] then return level end
-  local drained = (now - s[3]) * p.limit
-  if drained >= level then return 0 end
-  return level - drained
+  local elapsed = now - s[3]
+  if elapsed >= level / p.limit then return 0 end
+  return level - elapsed * p.limit
 end
 
 -- The same backlog in limbs.
