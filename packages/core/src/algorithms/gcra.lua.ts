@@ -9,9 +9,14 @@ import { flatMeterFits, meterFits, meterTest, METER_LUA } from './meter.lua'
  * expiring at the theoretical arrival time.
  */
 
-/** The backlog at `now` (x window, never below 0): how far the TAT is ahead of now. */
-const GCRA_BACKLOG = `local backlog = (sb - now) * limit + sa
-if backlog < 0 then backlog = 0 end
+/**
+ * The backlog at `now` (x window, never below 0): how far the TAT is ahead of now. A TAT behind
+ * now leaves none (its remainder is below limit), and the product is formed only ahead of it:
+ * a new key's TAT is 0, and 1.7 x 10^12 ms times a limit of millions passes 2^63, where Lua
+ * 5.4's integers (Dragonfly) wrap.
+ */
+const GCRA_BACKLOG = `local backlog = 0
+if sb >= now then backlog = (sb - now) * limit + sa end
 `
 
 /** The TAT (`tat`, `rem`) of a backlog `after` (all zeros when it is empty). */

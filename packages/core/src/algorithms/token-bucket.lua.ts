@@ -9,11 +9,22 @@
 import { refundBranch, type LuaFragments } from './lua'
 import { flatMeterFits, meterFits, meterTest, METER_LUA } from './meter.lua'
 
-/** The `level` the backlog has drained to at `now`, and the refill time `last` it is as of. */
+/**
+ * The `level` the backlog has drained to at `now`, and the refill time `last` it is as of.
+ * Whether it drained to 0 is tested by division, exact below 2^52 (the quotient's rounding
+ * cannot cross a whole ms there), and the drain formed only below the level: a new key's last
+ * refill is 0, and 1.7 x 10^12 ms times a limit of millions passes 2^63, where Lua 5.4's
+ * integers (Dragonfly) wrap.
+ */
 const BUCKET_DRAINED = `local level = sa
 if now > sb then
-  level = sa - (now - sb) * limit
-  if level < 0 then level = 0 end
+  local elapsed = now - sb
+  if elapsed < sa / limit then
+    level = sa - elapsed * limit
+    if level < 0 then level = 0 end
+  else
+    level = 0
+  end
 end
 local last = sb
 if now > last then last = now end
