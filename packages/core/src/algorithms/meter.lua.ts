@@ -9,11 +9,13 @@ import { peekOr, type LuaFrame } from './lua'
 /**
  * Whether a request of `cost` fits the backlog: core's decideMeter admission, reservations as
  * there (shaping holds up to maxDelayMs of backlog; the others may run up to it past the
- * capacity). A cost-0 request is never applied, so its answer does not matter.
+ * capacity). A cost-0 request is never applied, so its answer does not matter. The wait is
+ * compared by division (exact below 2^52): maxDelayMs x limit may pass 2^63, where Lua 5.4's
+ * integers wrap.
  */
 export function meterFits(shaping: boolean): string {
   const ahead = shaping ? 'backlog' : 'backlog + cost * window - burst * window'
-  return `cost <= burst and (maxd > 0 and ${ahead} <= maxd * limit or maxd <= 0 and backlog + cost * window <= burst * window)`
+  return `cost <= burst and (maxd > 0 and (${ahead}) / limit <= maxd or maxd <= 0 and backlog + cost * window <= burst * window)`
 }
 
 /** meterFits in a flat body: a batch reserves nothing (its maxd is 0), the capacity's test alone. */
