@@ -127,6 +127,16 @@ ${eachAlone(decide)}${shape.layout === 'packed' ? '' : 'flush()\n'}return out
 }
 
 /**
+ * A decision's reply table, sized at once for its n replies and, on Redis's clock, the time
+ * (`{ nil, ... }`: Lua 5.1 and 5.4 size the array from the constructor): filled from empty,
+ * it was grown twice or three times per decision.
+ */
+const replySlots = (n: number): string =>
+  Array<string>(n + 1)
+    .fill('nil')
+    .join(', ')
+
+/**
  * One decision: the block (consume, peek), then a refund policy by policy, or every policy's
  * look nested in the one before, the applies as the scopes close (see the file's comment).
  */
@@ -171,7 +181,7 @@ ${head}${steps.read}`
     if wait > 0 then return { ${blocked} } end
   end
 end
-${refundBranch({ batch }, refund)}local out, admitted, go = {}, true, false
+${refundBranch({ batch }, refund)}local out, admitted, go = { ${replySlots(n)} }, true, false
 ${nest}if go and server then out[${n + 1}] = now end
 return out
 `
