@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import fc from 'fast-check'
 import type { Policy, StoreResult } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
@@ -5,12 +6,14 @@ import { algorithmOf, isWide } from '@sluice/core/web'
 import { policyKeyId, RedisStore, type RedisStoreOptions } from '@sluice/redis'
 import { blankOutcome } from '@sluice/testkit'
 import { Planner } from '../src/plan'
+import type { Redis } from 'ioredis'
 import { useRedisServer } from './fixtures/redis-server'
 
 // A wide meter's backlog below 2^52 is decided in plain numbers, past it in limbs (core's
 // meter.wide.lua.ts). Held here to core's BigInt transitions where the two meet: a backlog
 // filled to exactly its capacity, costs that take it past 2^52 and refunds that bring it back,
-// batched and alone, beside a narrow limit and on the packed layout. The conformance suite's
+// batched and alone, beside a narrow limit and on the packed layout; each outcome, the state
+// text and its TTL (the last write, as MONITOR saw it). The conformance suite's
 // wide traces cross 2^52 too (testkit conformance/wide.ts), at random.
 
 const MONTH = 31 * 86_400_000
@@ -80,6 +83,22 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 describe('wide meters across 2^52 of backlog on a real Redis', () => {
   const redis = useRedisServer()
   let run = 0
+  /** Every command the server ran, scripts' included (MONITOR), in order. */
+  const seen: string[][] = []
+  let monitor: Redis | undefined
+  beforeAll(async () => {
+    monitor = await redis.connect().monitor()
+    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args))
+  })
+  afterAll(() => monitor?.disconnect())
+
+  /** The last write of `key` the monitor saw, once it has seen everything sent before. */
+  async function lastWrite(key: string): Promise<string[] | undefined> {
+    const mark = `${key}:seen`
+    await redis.admin.set(mark, '1')
+    while (!seen.some((args) => args[1] === mark)) await delay(5)
+    return seen.filter((args) => args[1] === key && /^(set|del)$/i.test(args[0]!)).pop()
+  }
 
   /** Replays `steps` on one key, each outcome and the state text beside core's. */
   async function replay(
@@ -104,12 +123,18 @@ describe('wide meters across 2^52 of backlog on a real Redis', () => {
     }
     const tokens = (c: Cost): number =>
       c === 'rest' ? Math.max(1, rest()) : c === 'over' ? rest() + 1 : c
+    /** When the state was last written, and when core says it expires from then. */
+    let written: { now: number; expiresAt: number } | undefined
+    const wrote = (): void => {
+      written = { now, expiresAt: transitions.expiresAt(state, 0, policy) }
+    }
     const expectOutcome = (result: StoreResult, cost: number, maxDelayMs?: number): void => {
       const want = blankOutcome()
       transitions.decide(state, 0, now, policy, cost, want, maxDelayMs)
       if (want.allowed) {
         transitions.apply(state, 0, now, policy, cost)
         charges.push({ at: now, cost })
+        wrote()
       }
       expect(result.outcomes[0]).toEqual(want)
     }
@@ -143,13 +168,26 @@ describe('wide meters across 2^52 of backlog on a real Redis', () => {
         if (charge === undefined) continue
         await store.refund({ ...base, cost: charge.cost, now, at: charge.at })
         transitions.refund(state, 0, now, policy, charge.cost, charge.at)
+        wrote()
       }
     }
     if (options.packed !== undefined) return
-    const stored = await redis.admin.get(`${prefix}:{k}:${policyKeyId(policy)}:v`)
+    const stateKey = `${prefix}:{k}:${policyKeyId(policy)}:v`
+    const stored = await redis.admin.get(stateKey)
     // A state with nothing to remember (a full meter) is deleted; any other is core's, as text.
     if (stored === null) expect(rest()).toBe(policy.burst)
     else expect(stored).toBe(state.join(','))
+    // Its TTL, as the last write set it: until core's expiry, plus clockToleranceMs (1000).
+    const write = await lastWrite(stateKey)
+    if (written === undefined) return expect(write).toBeUndefined()
+    if (written.expiresAt <= written.now) return expect(write?.[0]?.toLowerCase()).toBe('del')
+    expect(write).toEqual([
+      'SET',
+      stateKey,
+      state.join(','),
+      'PX',
+      String(written.expiresAt - written.now + 1000),
+    ])
   }
 
   const meters: Meter[] = ['gcra', 'token-bucket', 'leaky-bucket']
