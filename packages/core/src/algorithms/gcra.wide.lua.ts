@@ -22,7 +22,7 @@ end
 local function gcw_narrow(s, now, p)
   local ahead = s[0] - now
   if ahead < 0 then return 0 end
-  if ahead > n_units(p, 'nl', p.limit) then return nil end
+  if ahead > (p.nl or n_units(p, 'nl', p.limit)) then return nil end
   return ahead * p.limit + s[1]
 end
 

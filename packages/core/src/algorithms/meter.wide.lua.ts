@@ -54,14 +54,13 @@ end
 
 local N52 = 4503599627370496
 
--- floor(2^52 / d) - 2, kept in p under \`name\`: whole units of d below which x units (and
--- one unit more) stay below 2^52, the division's rounding (at most 1) included.
+-- floor(2^52 / d) - 2, kept in p under \`name\` (\`nw\` for the window, \`nl\` for the limit):
+-- whole units of d below which x units (and one unit more) stay below 2^52, the division's
+-- rounding (at most 1) included. Callers read p.nw or p.nl first: a Lua call per decision
+-- cost more than the test it serves.
 local function n_units(p, name, d)
-  local units = p[name]
-  if units == nil then
-    units = floor(N52 / d) - 2
-    p[name] = units
-  end
+  local units = floor(N52 / d) - 2
+  p[name] = units
   return units
 end
 
@@ -76,7 +75,7 @@ end
 
 -- backlog + cost x window while it stays narrow; nil where limbs must take it.
 local function n_after(backlog, p, cost)
-  if cost > n_units(p, 'nw', p.window) then return nil end
+  if cost > (p.nw or n_units(p, 'nw', p.window)) then return nil end
   local after = backlog + cost * p.window
   if after >= N52 then return nil end
   return after

@@ -25,7 +25,7 @@ end
 -- is formed only below the level, since a long idle span would take it past 2^63, where Lua
 -- 5.4's integers wrap.
 local function ${name}_narrow(s, now, p)
-  if s[1] > n_units(p, 'nw', p.window) then return nil end
+  if s[1] > (p.nw or n_units(p, 'nw', p.window)) then return nil end
   local level = s[1] * p.window + s[2]
   if now <= s[3] then return level end
   local elapsed = now - s[3]
@@ -95,7 +95,7 @@ function ${name}.save(key, s, now, p)
   local expires_at = 0
   if s[1] > 0 or s[2] > 0 then
     local q, r
-    if s[1] <= n_units(p, 'nw', p.window) then
+    if s[1] <= (p.nw or n_units(p, 'nw', p.window)) then
       q, r = n_div(s[1] * p.window + s[2], p.limit)
     else
       q, r = w_div(s.level or w_muladd(s[1], p.window, s[2]), p.limit)
