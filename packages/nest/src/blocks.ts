@@ -44,6 +44,7 @@ export function recordOf(
   decision: Decision,
   blockDuration: number,
   forgive = true,
+  blockFailed: (error: unknown) => void = rethrow,
 ): ThrottlerStorageRecord | Promise<ThrottlerStorageRecord> {
   const timeToExpire = Math.ceil(decision.resetMs / 1000)
   if (decision.allowed) {
@@ -55,7 +56,19 @@ export function recordOf(
     const wait = Number.isFinite(decision.retryAfterMs) ? decision.retryAfterMs : blockDuration
     return blockedRecord(decision, timeToExpire, secondsOf(wait))
   }
-  return placeBlock(limiter, ledger, key, decision, blockDuration, forgive)
+  return placeBlock(limiter, ledger, key, decision, blockDuration, forgive).catch(
+    (error: unknown) => {
+      // The request was counted and refused; only its block failed: still a refusal, as the
+      // count says, and the next refusal tries to place the block again.
+      blockFailed(error)
+      const wait = Number.isFinite(decision.retryAfterMs) ? decision.retryAfterMs : blockDuration
+      return blockedRecord(decision, timeToExpire, secondsOf(wait))
+    },
+  )
+}
+
+function rethrow(error: unknown): never {
+  throw error
 }
 
 function blockedRecord(

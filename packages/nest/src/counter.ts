@@ -97,9 +97,23 @@ export class SluiceCounter {
       verdict.decision!,
       request.blockDuration,
       forgive,
+      (error) => this.blockFailed(throttler, verdict.key, error),
     )
     if (isPromise(record)) record = await record
     return { record, headers: verdict.action === 'allow' ? verdict.headers : [] }
+  }
+
+  /**
+   * A block that could not be placed (the store failed after the count): under `onStoreError:
+   * 'throw'` the error goes on to Nest (a 500), as a failed count's would; otherwise the request
+   * is refused as its count says, with a warning, instead of a 500 that the option said not to give.
+   */
+  private blockFailed(throttler: ThrottlerOptions, key: string, error: unknown): void {
+    const mode = throttler.onStoreError ?? this.common.onStoreError ?? 'throw'
+    if (mode === 'throw') throw error
+    this.logger.warn(
+      `[sluice] the block of key ${JSON.stringify(key)} was not placed (${String(error)}); the request is refused by its count`,
+    )
   }
 
   /** Builds (once) the pipeline of a throttler at these values: a bad Sluice option throws here. */

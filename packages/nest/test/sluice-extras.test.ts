@@ -105,6 +105,47 @@ describe.each(PLATFORMS)('Nest + %s: Sluice under the throttler', (platform) => 
     await agent.get('/').expect(200)
   })
 
+  test('a block the store fails to place: refused by the count, unless onStoreError is throw', async () => {
+    /** Counts, then fails as the guard places the block (a store that went away in between). */
+    class BlockFailingStore extends MemoryStore {
+      override reset(): Promise<void> {
+        return Promise.reject(new Error('ETIMEDOUT reset'))
+      }
+      override block(): Promise<void> {
+        return Promise.reject(new Error('ETIMEDOUT block'))
+      }
+    }
+    const warnings: string[] = []
+    const metadata = (onStoreError?: 'allow' | 'deny') => ({
+      imports: [
+        ThrottlerModule.forRoot({
+          throttlers: [{ limit: 1, ttl: seconds(60) }],
+          store: new BlockFailingStore(),
+          onStoreError,
+          logger: { warn: (message: string) => void warnings.push(message) },
+        }),
+      ],
+      controllers: [RootController],
+      providers: [appGuard],
+    })
+    for (const mode of ['allow', 'deny'] as const) {
+      warnings.length = 0
+      const { agent } = await boot(platform, metadata(mode))
+      await agent.get('/').expect(200)
+      const refused = await agent.get('/').expect(429)
+      expect(refused.headers['retry-after']).toBe('60')
+      await agent.get('/').expect(429)
+      expect(warnings).toEqual([
+        expect.stringContaining('the block of key'),
+        expect.stringContaining('the block of key'),
+      ])
+      expect(warnings[0]).toContain('ETIMEDOUT reset')
+    }
+    const { agent } = await boot(platform, metadata())
+    await agent.get('/').expect(200)
+    await agent.get('/').expect(500)
+  })
+
   test('shadow: never refuses, and reports what enforcing would have answered', async () => {
     const events: DecisionEvent[] = []
     const { agent } = await boot(platform, {
