@@ -53,6 +53,32 @@ describe('block', () => {
     expect(after).toMatchObject({ allowed: true, remaining: 4 })
   })
 
+  test('hands the store a whole ms: a fraction rounds up, an end past 2^53 is 2^53 - 1', async () => {
+    const blocks: StoreBlock[] = []
+    const memory = new MemoryStore()
+    const store: Store = {
+      consume: (request) => memory.consume(request),
+      peek: (request) => memory.peek(request),
+      refund: (request) => memory.refund(request),
+      reset: (key, policies) => memory.reset(key, policies),
+      penalize: (request) => memory.penalize(request),
+      block: (request) => {
+        blocks.push(request)
+        return memory.block(request)
+      },
+    }
+    const at = T0 + 0.25
+    const limiter = createLimiter({ limit: 5, window: 60_000, store, clock: () => at })
+    await limiter.block('k', 2500.5)
+    await limiter.block('forever', 1e308)
+    expect(blocks.map(({ until, now }) => [until, now])).toEqual([
+      [T0 + 2501, at],
+      [Number.MAX_SAFE_INTEGER, at],
+    ])
+    expect((await limiter.consume('k')).retryAfterMs).toBe(T0 + 2501 - at)
+    expect((await limiter.consume('forever')).allowed).toBe(false)
+  })
+
   test('is kept apart from the counters: consumes do not overwrite it; reset lifts it', async () => {
     const { limiter } = limiterAt(T0, { algorithm: 'token-bucket', limit: 2, window: 1000 })
     await limiter.block('k', 5000)

@@ -188,7 +188,11 @@ export class PostgresStore implements Store {
     const row = blockRow(key)
     await this.submit('block', requestNow, [row], (view, databaseNow) => {
       const now = this.ownClock ? databaseNow : requestNow
-      const end = this.ownClock ? databaseNow + (until - requestNow) : until
+      // On the database's clock the block keeps its length from a request time that may hold
+      // a fraction: whole ms again (a bigint), and never past 2^53 - 1 (a block for good).
+      const end = this.ownClock
+        ? Math.min(Math.ceil(databaseNow + (until - requestNow)), Number.MAX_SAFE_INTEGER)
+        : until
       view.setBlock(row, end > now ? end : 0)
     })
   }

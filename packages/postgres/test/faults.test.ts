@@ -15,7 +15,7 @@ import {
   storeSettled,
   type PostgresServer,
 } from '@sluice/testkit'
-import { Pool } from 'pg'
+import { Client, Pool } from 'pg'
 
 // Postgres paused (SIGSTOP on every process of the server), restarted, a connection killed, a
 // pool exhausted: every decision is answered (by onStoreError when the store cannot), and the
@@ -179,6 +179,32 @@ test('connections killed with pg_terminate_backend mid-traffic: exact count afte
   })
   await store.close()
   await pool.end()
+})
+
+test('a single pg Client whose idle connection the server ends: no crash, onStoreError answers', async () => {
+  const client = new Client({ connectionString: server.url })
+  await client.connect()
+  const store = new PostgresStore({ client, sweepIntervalMs: false })
+  const limiter = createLimiter({
+    store,
+    algorithm: 'fixed-window',
+    limit: 10,
+    window: '1h',
+    onStoreError: 'deny',
+    logger: { warn: () => undefined },
+  })
+  const key = `client-ended:${Date.now()}`
+  expect(await limiter.consume(key)).toMatchObject({ allowed: true, degraded: false, remaining: 9 })
+  const ended = new Promise((resolve) => client.once('end', resolve))
+  const { rows } = await admin.query(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity ` +
+      `WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+  )
+  expect(rows[0].n).toBeGreaterThan(0)
+  // Without the store's listener the 'error' of the idle connection ends the test process.
+  await ended
+  expect(await limiter.consume(key)).toMatchObject({ allowed: false, degraded: true })
+  await store.close()
 })
 
 test('a pool exhausted by the app: answered by onStoreError in time, nothing charged later', async () => {

@@ -39,7 +39,10 @@ export function createOperations(s: LimiterSettings): Operations {
       checkMs(ms, 'ms', false)
       const now = clock()
       const block = supported('block')
-      await bounded(() => block({ key: k, until: now + ms, now }))
+      // Whole ms, as every store keeps them (a Postgres bigint, a Redis PX): a fraction of a
+      // ms, or an end past 2^53, made the store call fail, with every call batched beside it.
+      const until = Math.min(Math.ceil(now + ms), Number.MAX_SAFE_INTEGER)
+      await bounded(() => block({ key: k, until, now }))
     },
     async penalize(key, cost = 1) {
       const k = storeKey(key)

@@ -39,7 +39,9 @@ export interface Limiter {
   get(key: string): Promise<Decision>
   /**
    * Refuses the key for `ms` whatever its counters say (kept apart from them, so consumes do not
-   * overwrite it); a later block replaces an earlier one; `reset` lifts it.
+   * overwrite it); a later block replaces an earlier one; `reset` lifts it. The block ends at
+   * the first whole ms at or after `now + ms` (every store keeps whole ms), and at the latest
+   * at 2^53 - 1 ms after the clock's zero: a longer one is a block for good.
    */
   block(key: string, ms: number): Promise<void>
   /** Takes `cost` units from every policy whatever the limit says, never beyond full. */

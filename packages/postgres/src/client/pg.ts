@@ -16,10 +16,23 @@ interface PgPoolClient extends PgQueryable {
   release(error?: Error | boolean): void
 }
 
-interface PgPool extends PgQueryable {
-  connect(): Promise<PgPoolClient>
+/** A Pool or a Client: each emits 'error' when its connection dies while idle. */
+interface PgEmitter extends PgQueryable {
   on?(event: 'error', listener: (error: Error) => void): unknown
   listenerCount?(event: 'error'): number
+}
+
+interface PgPool extends PgEmitter {
+  connect(): Promise<PgPoolClient>
+}
+
+/**
+ * Listens for 'error' where nothing else does: a connection the server closes while idle (a
+ * restart, `pg_terminate_backend`, an idle timeout) emits it, and an 'error' event with no
+ * listener would end the process. The store's next statement fails instead (onStoreError).
+ */
+function watchErrorsOf(emitter: PgEmitter): void {
+  if ((emitter.listenerCount?.('error') ?? 1) === 0) emitter.on?.('error', () => undefined)
 }
 
 function queryOf(target: PgQueryable): Query {
@@ -60,9 +73,7 @@ export function fromPgPool(pool: PgPool): SqlClient {
         client.release(broken)
       }
     },
-    watchErrors() {
-      if ((pool.listenerCount?.('error') ?? 1) === 0) pool.on?.('error', () => undefined)
-    },
+    watchErrors: () => watchErrorsOf(pool),
   }
 }
 
@@ -70,7 +81,7 @@ export function fromPgPool(pool: PgPool): SqlClient {
  * A single `pg.Client` runs one statement at a time in the order given: a transaction holds
  * the client, and the store's other statements wait for it (else they would run inside it).
  */
-export function fromPgClient(client: PgQueryable): SqlClient {
+export function fromPgClient(client: PgEmitter): SqlClient {
   const direct = queryOf(client)
   let held: Promise<unknown> = Promise.resolve()
   const after = <T>(run: () => Promise<T>): Promise<T> => {
@@ -82,5 +93,6 @@ export function fromPgClient(client: PgQueryable): SqlClient {
     library: 'pg',
     query: (text, values, name) => after(() => direct(text, values, name)),
     transaction: (work) => after(() => inTransaction(client, work)),
+    watchErrors: () => watchErrorsOf(client),
   }
 }
