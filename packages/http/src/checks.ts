@@ -31,6 +31,22 @@ export function refusePeerNames(options: unknown, peer: PeerNames): void {
 
 export { checkBoolean, checkFunction } from '@sluice/core/web'
 
+/**
+ * The request's address for a list, or undefined without one. A reader may throw for a request
+ * without an address (Fetch's, see onMissingAddress): the key was found already, so such a
+ * request is simply not listed by address, and stays limited under its key.
+ */
+function addressOrNone<Req>(
+  clientIp: (req: Req) => string | undefined,
+  req: Req,
+): string | undefined {
+  try {
+    return clientIp(req)
+  } catch {
+    return undefined
+  }
+}
+
 /** Compiles an IP/CIDR/key list into a matcher, once. */
 export function compileList<Req extends RequestLike>(
   list: RequestList<Req> | undefined,
@@ -58,7 +74,7 @@ export function compileList<Req extends RequestLike>(
   }
   return function inList(req, key) {
     if (exact.has(key)) return true
-    const ip = clientIp(req)
+    const ip = addressOrNone(clientIp, req)
     if (ip === undefined || ip === '' || !ipaddr.isValid(ip)) return false
     if (exact.has(normalizeIp(ip, false))) return true
     if (ranges.length === 0) return false
