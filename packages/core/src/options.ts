@@ -114,7 +114,8 @@ export interface LimiterOptions extends Partial<LimitOptions> {
    */
   store?: Store
   /**
-   * Source of time in ms; tests inject a fake clock.
+   * Source of time in ms; tests inject a fake clock. On a shared store a given clock is read in
+   * whole ms (rounded down), as such stores keep them.
    * @default monotonicTurnClock on an in-process store (MemoryStore: a wall-clock step gives no
    * new quota), turnClock (Date.now()) on a shared one; both read once per synchronous turn
    * of the event loop

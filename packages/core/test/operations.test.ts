@@ -71,12 +71,32 @@ describe('block', () => {
     const limiter = createLimiter({ limit: 5, window: 60_000, store, clock: () => at })
     await limiter.block('k', 2500.5)
     await limiter.block('forever', 1e308)
+    // A shared store reads the clock in whole ms (see the test below).
     expect(blocks.map(({ until, now }) => [until, now])).toEqual([
-      [T0 + 2501, at],
-      [Number.MAX_SAFE_INTEGER, at],
+      [T0 + 2501, T0],
+      [Number.MAX_SAFE_INTEGER, T0],
     ])
-    expect((await limiter.consume('k')).retryAfterMs).toBe(T0 + 2501 - at)
+    expect((await limiter.consume('k')).retryAfterMs).toBe(2501)
     expect((await limiter.consume('forever')).allowed).toBe(false)
+  })
+
+  test('a given clock with a fraction is read in whole ms by a shared store, kept in process', async () => {
+    const seen: number[] = []
+    const memory = new MemoryStore()
+    const shared: Store = {
+      consume: (request) => {
+        seen.push(request.now)
+        return memory.consume(request)
+      },
+      peek: (request) => memory.peek(request),
+      refund: (request) => memory.refund(request),
+      reset: (key, policies) => memory.reset(key, policies),
+    }
+    const clock = () => T0 + 0.75
+    await createLimiter({ limit: 5, window: 60_000, store: shared, clock }).consume('k')
+    const local = Object.assign(shared, { local: true as const })
+    await createLimiter({ limit: 5, window: 60_000, store: local, clock }).consume('k')
+    expect(seen).toEqual([T0, T0 + 0.75])
   })
 
   test('is kept apart from the counters: consumes do not overwrite it; reset lifts it', async () => {

@@ -1,6 +1,7 @@
 /**
- * limiter.block with an `ms` of no whole number, and one that ends past 2^53: the store keeps
- * whole ms, and the calls batched beside the block are decided as usual.
+ * limiter.block with an `ms` of no whole number, and one that ends past 2^53, on a clock with a
+ * fraction of a ms: the store keeps whole ms, and the calls batched beside the block are
+ * decided as usual.
  */
 import { createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
@@ -15,7 +16,7 @@ test.each(['client', 'server'] as const)(
       store: new RedisStore({ client: redis.connect(), time, blockCache: false }),
       limit: 5,
       window: '1h',
-      clock: () => 1_795_000_000_000,
+      clock: () => 1_795_000_000_000.5,
     })
     const key = `fraction:${time}:${Date.now()}`
     const [, , admitted] = await Promise.all([

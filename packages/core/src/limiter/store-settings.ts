@@ -46,11 +46,21 @@ function checkTimeoutMs(value: unknown): number {
  * names it. A consume that timed out was answered without the store: if the store admits it
  * late, that charge is given back (undoLate; see docs/reliability.md).
  */
+/**
+ * A given clock as a shared store reads it: whole ms. Those stores keep whole ms (a Postgres
+ * bigint, a Redis PX, a memcached TTL), and a clock with a fraction (`performance.timeOrigin +
+ * performance.now()`) failed their calls; in process a fraction is kept.
+ */
+function wholeMs(clock: Clock): Clock {
+  return () => Math.floor(clock())
+}
+
 export function resolveStoreSettings(options: StoreOptionsInput, mode: string): StoreSettings {
   const store: Store = options.store === undefined ? new MemoryStore() : checkStore(options.store)
   // In process nothing else needs this clock: decide on one a wall-clock step cannot move.
-  const clock = (options.clock ?? (store.local === true ? monotonicTurnClock : turnClock)) as Clock
-  if (typeof clock !== 'function') invalidOption('clock', clock, 'a function returning ms')
+  const given = (options.clock ?? (store.local === true ? monotonicTurnClock : turnClock)) as Clock
+  if (typeof given !== 'function') invalidOption('clock', given, 'a function returning ms')
+  const clock = store.local === true || options.clock === undefined ? given : wholeMs(given)
   const prefix = options.prefix ?? ''
   if (typeof prefix !== 'string') invalidOption('prefix', prefix, 'a string')
   const timeoutMs = checkTimeoutMs(options.timeoutMs ?? 1000)
