@@ -91,6 +91,8 @@ describe('block', () => {
       peek: (request) => memory.peek(request),
       refund: (request) => memory.refund(request),
       reset: (key, policies) => memory.reset(key, policies),
+      penalize: (request) => memory.penalize(request),
+      block: (request) => memory.block(request),
     }
     const clock = () => T0 + 0.75
     await createLimiter({ limit: 5, window: 60_000, store: shared, clock }).consume('k')
