@@ -33,5 +33,6 @@ export type {
 export type { HttpGauges, WatchSource } from './metrics/watched'
 export type { TopRefusedOptions, RefusedKey, KeyReveal } from './metrics/top-refused'
 export type { ConcurrencyLimit, ConcurrencyPolicy } from './concurrency/policy'
+export { concurrencySlotKey } from './concurrency/slots'
 export type { SlotLease } from './concurrency/slots'
 export type { SlotStore, SlotRequest, SlotReply } from './concurrency/slots'

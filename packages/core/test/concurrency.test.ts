@@ -1,4 +1,5 @@
 import {
+  concurrencySlotKey,
   createLimiter,
   localTier,
   MemoryStore,
@@ -28,8 +29,9 @@ function sharedOver(inner: MemoryStore, slots: Store['slots']): Store {
   }
 }
 
-function slotsOf(store: MemoryStore, key: string, now = 0) {
-  return store.slots.count(key, now)
+/** Slots taken of `key` under a concurrency limit of `limit` (no prefix). */
+function slotsOf(store: MemoryStore, key: string, limit: number, now = 0) {
+  return store.slots.count(concurrencySlotKey(key, limit), now)
 }
 
 describe('concurrency limits (memory store)', () => {
@@ -45,11 +47,30 @@ describe('concurrency limits (memory store)', () => {
     ])
     const refused = await limiter.consume('k')
     expect([refused.allowed, refused.remaining, refused.slot]).toEqual([false, 0, undefined])
-    expect(await slotsOf(store, 'k')).toBe(3)
+    expect(await slotsOf(store, 'k', 3)).toBe(3)
     await held[0].slot!.release()
-    expect(await slotsOf(store, 'k')).toBe(2)
+    expect(await slotsOf(store, 'k', 3)).toBe(2)
     expect((await limiter.consume('k')).allowed).toBe(true)
     expect((await limiter.consume('other')).allowed).toBe(true) // per key
+  })
+
+  test('limits of one store and key: apart per limit, shared by equal ones', async () => {
+    const store = new MemoryStore()
+    const upload = createLimiter({ concurrency: 5, store, clock: () => 0 })
+    const report = createLimiter({ concurrency: 1, store, clock: () => 0 })
+    const sameAsReport = createLimiter({ concurrency: 1, store, clock: () => 0 })
+    const uploading = await upload.consume('user:1')
+    expect(uploading.allowed).toBe(true)
+    // One upload in flight takes none of the report's one slot.
+    const reporting = await report.consume('user:1')
+    expect(reporting.allowed).toBe(true)
+    expect(await slotsOf(store, 'user:1', 5)).toBe(1)
+    expect(await slotsOf(store, 'user:1', 1)).toBe(1)
+    // A limiter of the same limit on the same store counts the same slots (as a rate limit's state).
+    expect((await sameAsReport.consume('user:1')).allowed).toBe(false)
+    await reporting.slot!.release()
+    expect((await sameAsReport.consume('user:1')).allowed).toBe(true)
+    await uploading.slot!.release()
   })
 
   test('a release twice or of a lapsed slot does nothing, is counted, never goes negative', async () => {
@@ -67,7 +88,7 @@ describe('concurrency limits (memory store)', () => {
     await a.slot!.release()
     expect(a.slot!.released).toBe(true)
     expect(gate.ignoredReleases).toBe(1)
-    expect(await slotsOf(store, 'k')).toBe(1)
+    expect(await slotsOf(store, 'k', 2)).toBe(1)
     clock.now = 5000 // b's lease lapsed (renewals run on the real clock, far slower)
     await b.slot!.release()
     expect(gate.ignoredReleases).toBe(2)
@@ -77,7 +98,7 @@ describe('concurrency limits (memory store)', () => {
       'sluice_concurrency_releases_ignored_total{name="api"} 2',
     )
     expect(gate.held).toBe(0)
-    expect(await slotsOf(store, 'k', 5000)).toBe(0)
+    expect(await slotsOf(store, 'k', 2, 5000)).toBe(0)
   })
 
   test('all or nothing with rate limits, both ways', async () => {
@@ -95,7 +116,7 @@ describe('concurrency limits (memory store)', () => {
     // The rate limit refuses the third: its slot goes back at once.
     const third = await limiter.consume('k')
     expect([third.allowed, third.policy.name, third.slot]).toEqual([false, '2-per-1m', undefined])
-    expect(await slotsOf(store, 'k')).toBe(2)
+    expect(await slotsOf(store, 'k', 5)).toBe(2)
 
     // The slots refuse: the rate limit is not charged.
     const tight = createLimiter({
@@ -125,7 +146,8 @@ describe('concurrency limits (memory store)', () => {
       clock: () => clock.now,
     })
     // A holder that never renews nor releases, as a killed process leaves it.
-    await store.slots.acquire({ key: 'k', holder: 'dead', limit: 1, leaseMs: 1000, now: 0 })
+    const key = concurrencySlotKey('k', 1)
+    await store.slots.acquire({ key, holder: 'dead', limit: 1, leaseMs: 1000, now: 0 })
     clock.now = 999
     expect((await limiter.consume('k')).allowed).toBe(false)
     clock.now = 1000
@@ -199,10 +221,10 @@ describe('concurrency limits (memory store)', () => {
     })
     const answered = await limiter.consume('k')
     expect([answered.allowed, answered.degraded, answered.slot]).toEqual([true, true, undefined])
-    expect(await inner.slots.count('k', Date.now())).toBe(1) // the store took it meanwhile
+    expect(await inner.slots.count(concurrencySlotKey('k', 2), Date.now())).toBe(1) // the store took it meanwhile
     hang!() // the late reply: granted
     await sleep(10)
-    expect(await inner.slots.count('k', Date.now())).toBe(0)
+    expect(await inner.slots.count(concurrencySlotKey('k', 2), Date.now())).toBe(0)
     expect(gateOf(limiter)!.held).toBe(0)
   })
 
@@ -217,9 +239,9 @@ describe('concurrency limits (memory store)', () => {
     })
     const held = await limiter.consume('k')
     expect((await limiter.consume('k')).allowed).toBe(false)
-    expect(await shared.slots.count('k', Date.now())).toBe(1)
+    expect(await shared.slots.count(concurrencySlotKey('k', 1), Date.now())).toBe(1)
     await held.slot!.release()
-    expect(await shared.slots.count('k', Date.now())).toBe(0)
+    expect(await shared.slots.count(concurrencySlotKey('k', 1), Date.now())).toBe(0)
     expect(events).toEqual([
       ['1-concurrent', true],
       ['1-concurrent', false],

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import express from 'express'
 import { Cluster, Redis } from 'ioredis'
-import { createLimiter, type Limiter } from '@sluice/core'
+import { concurrencySlotKey, createLimiter, type Limiter } from '@sluice/core'
 import { rateLimit } from '@sluice/express'
 import { RedisStore } from '@sluice/redis'
 import {
@@ -36,9 +36,9 @@ afterAll(async () => {
   await Promise.all([server?.stop(), cluster?.stop()])
 })
 
-/** Slots of `key` taken now, as the store counts them (server time). */
-function taken(limiter: Limiter, key: string): Promise<number> {
-  return (limiter.store as RedisStore).slots.count(key, Date.now())
+/** Slots of `key` taken now under a concurrency limit of `limit`, as the store counts them. */
+function taken(limiter: Limiter, key: string, limit: number): Promise<number> {
+  return (limiter.store as RedisStore).slots.count(concurrencySlotKey(key, limit), Date.now())
 }
 
 describe.each([
@@ -66,17 +66,17 @@ describe.each([
     await held[0].slot!.release()
     await held[0].slot!.release() // twice: nothing more
     expect(gateOf(limiter)!.ignoredReleases).toBe(1)
-    expect(await taken(limiter, key)).toBe(2)
+    expect(await taken(limiter, key, 3)).toBe(2)
     // A slot, but the rate limit refuses the fifth overall: the slot goes back at once.
     const fourth = await limiter.consume(key) // the 4th of the rate limit
     expect(fourth.allowed).toBe(true)
     await held[1].slot!.release()
     const overRate = await limiter.consume(key)
     expect([overRate.allowed, overRate.policy.name]).toEqual([false, '4-per-1h'])
-    expect(await taken(limiter, key)).toBe(2)
+    expect(await taken(limiter, key, 3)).toBe(2)
     // The rest given back: no lease is renewed after the test.
     await Promise.all([held[2].slot!.release(), fourth.slot!.release()])
-    expect(await taken(limiter, key)).toBe(0)
+    expect(await taken(limiter, key, 3)).toBe(0)
   })
 })
 
@@ -119,7 +119,7 @@ describe('across processes: 4 Express servers on one Redis, one key, N = 5', () 
     expect(admitted.length + refused.length).toBe(240)
     await sleep(50)
     const slots = new RedisStore({ client: standalone }).slots
-    expect(await slots.count(key, Date.now())).toBe(0) // every slot back
+    expect(await slots.count(concurrencySlotKey(key, 5), Date.now())).toBe(0) // every slot back
   })
 
   test('a process killed with SIGKILL while holding slots gives them back within leaseMs', async () => {
@@ -129,14 +129,14 @@ describe('across processes: 4 Express servers on one Redis, one key, N = 5', () 
     for (let i = 0; i < 3; i++) {
       httpGet({ host: '127.0.0.1', port: ports[0], path: `/hold?k=${held}` }).on('error', () => {})
     }
-    while ((await slots.count(held, Date.now())) < 3) await sleep(10)
+    while ((await slots.count(concurrencySlotKey(held, 5), Date.now())) < 3) await sleep(10)
     await sleep(leaseMs) // renewed meanwhile: still held
-    expect(await slots.count(held, Date.now())).toBe(3)
+    expect(await slots.count(concurrencySlotKey(held, 5), Date.now())).toBe(3)
     servers[0].child.kill('SIGKILL')
     const killed = performance.now()
     let back = -1
     while (performance.now() - killed < 2 * leaseMs) {
-      if ((await slots.count(held, Date.now())) === 0) {
+      if ((await slots.count(concurrencySlotKey(held, 5), Date.now())) === 0) {
         back = performance.now() - killed
         break
       }
@@ -174,12 +174,12 @@ test('a client that disconnects mid-request frees its slot at once; the handler 
   abandoned.on('error', () => {})
   await inHandler
   const slots = store.slots
-  expect(await slots.count(key, Date.now())).toBe(1)
+  expect(await slots.count(concurrencySlotKey(key, 1), Date.now())).toBe(1)
   abandoned.destroy()
   let freed = false
   for (let i = 0; i < 50 && !freed; i++) {
     await sleep(5)
-    freed = (await slots.count(key, Date.now())) === 0
+    freed = (await slots.count(concurrencySlotKey(key, 1), Date.now())) === 0
   }
   expect(freed).toBe(true) // long before the handler ends
   finish()
@@ -209,7 +209,7 @@ test('a store hang answers by onStoreError and leaks no slot', async () => {
     let left = -1
     for (let i = 0; i < 100; i++) {
       await sleep(20)
-      left = await store.slots.count('k', Date.now())
+      left = await store.slots.count(concurrencySlotKey('k', 2), Date.now())
       if (left === 0 && gateOf(limiter)!.held === 0) break
     }
     expect(left).toBe(0)

@@ -15,7 +15,7 @@ import type { Policy } from '../policy'
 import type { DecisionReporter } from '../events'
 import { toStoreError, type StoreGuard } from '../store-call/bounded'
 import type { ConcurrencyGate, SlotAttempt } from './gate'
-import type { SlotLease } from './slots'
+import { concurrencySlotKey, type SlotLease } from './slots'
 
 /** What a refusal for want of a slot tells the client to wait: a slot's end is not known ahead. */
 export const SLOT_RETRY_MS = 1000
@@ -121,7 +121,7 @@ export function withConcurrency(
 
   async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
     const cost = options?.cost === undefined ? 1 : checkCost(options.cost)
-    const slotKey = storeKey(key)
+    const slotKey = concurrencySlotKey(storeKey(key), gate.policy.limit)
     let attempt: SlotAttempt
     try {
       attempt = await gate.acquire(slotKey)

@@ -4,6 +4,18 @@
  * and when each lease ends.
  */
 
+import { joinKeyParts } from '../store/key-parts'
+
+/**
+ * Where a concurrency limit's slots are kept for a stored client key (the limiter's prefix and
+ * the key, as rate states are keyed): apart per limit, as rate limits are apart per policy, so
+ * `concurrency: 1` on one route never counts the slots of `concurrency: 5` on another; two
+ * limiters with the same limit on one store and key share their slots.
+ */
+export function concurrencySlotKey(storedKey: string, limit: number): string {
+  return joinKeyParts(storedKey, `c${limit}`)
+}
+
 /** A slot an admitted request holds. */
 export interface SlotLease {
   /** Gives the slot back: the first call releases it; later calls do nothing (and are counted). */

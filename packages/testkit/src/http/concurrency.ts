@@ -2,11 +2,12 @@
  * Owns the scenarios of concurrency limits: the slot goes back once the response closes,
  * however it ends (finished, failed, or abandoned by the client), and the IETF headers.
  */
-import { MemoryStore } from '@sluice/core'
+import { concurrencySlotKey, MemoryStore } from '@sluice/core'
 import { abandonRequest, noticeKeying, settle, type ScenarioContext } from './harness'
 
-/** Slots of `key` taken now in `store`. */
-const taken = (store: MemoryStore, key: string) => store.slots.count(key, Date.now())
+/** Slots of `key` taken now in `store` under a concurrency limit of 1 (the cases' limit). */
+const taken = (store: MemoryStore, key: string) =>
+  store.slots.count(concurrencySlotKey(key, 1), Date.now())
 
 export function registerConcurrencyCases(ctx: ScenarioContext): void {
   const { start, lastPort } = ctx
