@@ -14,3 +14,12 @@ export const THROTTLER_SKIP = 'THROTTLER:SKIP'
 export const THROTTLER_NAMES = 'SLUICE:THROTTLER_NAMES'
 /** The name a throttler without one goes by (its headers carry no suffix). */
 export const DEFAULT_THROTTLER = 'default'
+
+/**
+ * The prefix of a throttler's counts in the store: none for the default one, its name for the
+ * others. @nestjs/throttler counts per key and throttler name, so two throttlers of one limit
+ * and ttl keep apart even under a `generateKey` that leaves the name out.
+ */
+export function throttlerPrefix(name: string): string | undefined {
+  return name === DEFAULT_THROTTLER ? undefined : name
+}

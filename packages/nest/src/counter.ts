@@ -8,7 +8,7 @@ import { isPromise } from '@sluice/core/adapter'
 import type { HeaderList, HttpLimitOptions, HttpLimiter, Logger, ResponseLike } from '@sluice/http'
 import { createHttpLimiter } from '@sluice/rules'
 import { BlockLedger, recordOf } from './blocks'
-import { DEFAULT_THROTTLER } from './constants'
+import { DEFAULT_THROTTLER, throttlerPrefix } from './constants'
 import { defaultAlgorithm } from './default-algorithm'
 import type { ThrottlerModuleObjectOptions, ThrottlerOptions } from './options'
 import { nestDefaults, type PlatformRequest } from './platform'
@@ -147,7 +147,7 @@ export class SluiceCounter {
   }
 
   private optionsOf(
-    throttler: ThrottlerOptions,
+    throttler: ThrottlerOptions & { name: string },
     limit: number,
     ttl: number,
   ): HttpLimitOptions<ThrottledCall, ResponseLike> {
@@ -167,6 +167,7 @@ export class SluiceCounter {
       cost: (call) => call.cost,
       key: (call) => call.key,
       store: throttler.store ?? this.store,
+      prefix: throttlerPrefix(throttler.name),
       onStoreError: throttler.onStoreError ?? common.onStoreError,
       shadow: throttler.shadow ?? common.shadow,
       clock: common.clock,

@@ -6,6 +6,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common'
 import { createLimiter, MemoryStore, type Clock, type Limiter, type Store } from '@sluice/core'
 import { BlockLedger, recordOf } from './blocks'
+import { throttlerPrefix } from './constants'
 import { defaultAlgorithm } from './default-algorithm'
 import type { ThrottlerStorage, ThrottlerStorageRecord } from './storage'
 
@@ -26,8 +27,8 @@ export class ThrottlerStorageService implements ThrottlerStorage {
   /** The Sluice store the counts live in (the guard counts there too). */
   readonly store: Store
   readonly clock: Clock | undefined
-  private readonly limiters = new Map<string, Limiter>()
-  private readonly ledger = new BlockLedger()
+  /** Per throttler name, limit and ttl: its limiter and the blocks it placed. */
+  private readonly counters = new Map<string, { limiter: Limiter; ledger: BlockLedger }>()
 
   constructor(
     @Optional() @Inject(THROTTLER_STORAGE_OPTIONS) options: ThrottlerStorageServiceOptions = {},
@@ -41,26 +42,33 @@ export class ThrottlerStorageService implements ThrottlerStorage {
     ttl: number,
     limit: number,
     blockDuration: number,
-    _throttlerName: string,
+    throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
-    const limiter = this.limiterFor(limit, ttl)
+    const { limiter, ledger } = this.counterFor(limit, ttl, throttlerName)
     const decision = await limiter.consume(key)
-    return recordOf(limiter, this.ledger, key, decision, blockDuration)
+    return recordOf(limiter, ledger, key, decision, blockDuration)
   }
 
-  private limiterFor(limit: number, ttl: number): Limiter {
-    const id = `${limit}:${ttl}`
-    let limiter = this.limiters.get(id)
-    if (limiter === undefined) {
-      limiter = createLimiter({
+  /** A throttler's counts keep apart from another's, as the guard's do (throttlerPrefix). */
+  private counterFor(
+    limit: number,
+    ttl: number,
+    throttlerName: string,
+  ): { limiter: Limiter; ledger: BlockLedger } {
+    const id = `${throttlerName}\n${limit}:${ttl}`
+    let counter = this.counters.get(id)
+    if (counter === undefined) {
+      const limiter = createLimiter({
         limit,
         window: ttl,
         algorithm: defaultAlgorithm(limit),
         store: this.store,
         clock: this.clock,
+        prefix: throttlerPrefix(throttlerName),
       })
-      this.limiters.set(id, limiter)
+      counter = { limiter, ledger: new BlockLedger() }
+      this.counters.set(id, counter)
     }
-    return limiter
+    return counter
   }
 }

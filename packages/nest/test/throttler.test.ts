@@ -131,6 +131,37 @@ describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platf
     expect(none.headers['x-ratelimit-remaining']).toBeUndefined()
   })
 
+  test('named throttlers of one limit and ttl count apart, even keyed without their name', async () => {
+    const { agent } = await boot(platform, {
+      imports: [
+        ThrottlerModule.forRoot({
+          // A common recipe: one count per client across routes, the name left out of the key.
+          generateKey: (_context, tracker) => tracker,
+          throttlers: [
+            { name: 'burst', limit: 3, ttl: seconds(60) },
+            { name: 'sustained', limit: 3, ttl: seconds(60) },
+          ],
+        }),
+      ],
+      controllers: [RootController],
+      providers: [appGuard],
+    })
+    const remaining: string[][] = []
+    for (let i = 0; i < 3; i++) {
+      const { headers } = await agent.get('/').expect(200)
+      remaining.push([
+        headers['x-ratelimit-remaining-burst'],
+        headers['x-ratelimit-remaining-sustained'],
+      ])
+    }
+    expect(remaining).toEqual([
+      ['2', '2'],
+      ['1', '1'],
+      ['0', '0'],
+    ])
+    await agent.get('/').expect(429)
+  })
+
   test('@Throttle on a controller, overridden on a route; keys per route', async () => {
     const clock = manualClock()
     const { agent } = await boot(platform, {
