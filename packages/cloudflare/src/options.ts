@@ -37,6 +37,7 @@ export interface DurableObjectStoreOptions {
    * Objects the keys are spread over (a key, with every policy of its requests, always goes to
    * the same one, by a stable hash). One object runs one call at a time: more objects, more
    * decisions per second. Changing it moves keys to other objects, which start them empty.
+   * At most 65,536.
    * @default 32
    */
   objects?: number
@@ -85,6 +86,18 @@ function checkBlockCache(cache: unknown, name: string): void {
  * checked right after, in words that name the binding). null takes the default, as it always
  * has.
  */
+/**
+ * The most objects a store spreads keys over: far past what one namespace needs (each object
+ * decides thousands of calls a second), and the store keeps an id slot per object.
+ */
+export const MAX_OBJECTS = 65_536
+
+function checkObjects(value: unknown, option: string): number {
+  const objects = checkPositiveInteger(value, option, `a whole number from 1 to ${MAX_OBJECTS}`)
+  if (objects > MAX_OBJECTS) invalidOption(option, value, `a whole number from 1 to ${MAX_OBJECTS}`)
+  return objects
+}
+
 export const DURABLE_OBJECT_OPTIONS = declareOptions<DurableObjectStoreOptions>(
   'DurableObjectStore',
   {
@@ -93,7 +106,7 @@ export const DURABLE_OBJECT_OPTIONS = declareOptions<DurableObjectStoreOptions>(
       doc: 'objects the keys are spread over',
       default: 32,
       orNull: true,
-      check: checkPositiveInteger,
+      check: checkObjects,
     },
     name: {
       doc: "first part of every object's name",

@@ -28,7 +28,9 @@ test('DurableObjectStore options resolve to the declared defaults, frozen', () =
 })
 
 test.each([
-  [{ objects: 0 }, '`objects` must be a positive integer; got 0'],
+  [{ objects: 0 }, '`objects` must be a whole number from 1 to 65536; got 0'],
+  [{ objects: 2 ** 40 }, '`objects` must be a whole number from 1 to 65536; got 1099511627776'],
+  [{ objects: 2.5 }, '`objects` must be a whole number from 1 to 65536; got 2.5'],
   [{ name: '' }, '`name` must be a non-empty string; got ""'],
   [{ time: 'server' }, "`time` must be 'object' or 'client'; got \"server\""],
   [{ blockCache: true }, '`blockCache` must be false or { maxKeys }; got true'],
