@@ -61,7 +61,43 @@ function values(metrics: Map<string, MetricData>, label: string) {
   return out
 }
 
+/** Every data point of a watched source (attribute `name`), as sorted `metric{attributes} value` lines. */
+function watchedPoints(metrics: Map<string, MetricData>): string[] {
+  const lines: string[] = []
+  for (const [name, metric] of metrics) {
+    for (const point of metric.dataPoints) {
+      if ('name' in point.attributes)
+        lines.push(`${name}${JSON.stringify(point.attributes)} ${String(point.value)}`)
+    }
+  }
+  return lines.sort()
+}
+
 const failing = new FailingStore()
+
+/** A logger that keeps what it is told. */
+function logged() {
+  const warnings: string[] = []
+  return { warnings, logger: { warn: (message: string) => void warnings.push(message) } }
+}
+
+/** The instrument or source each warning names, in the order they were logged. */
+const blamed = (warnings: string[]) => warnings.map((w) => /[`"]([\w-]+)[`"]/.exec(w)?.[1])
+
+const throwing = (message: string) => () => {
+  throw new Error(message)
+}
+
+/** The SDK meter, with some of its instruments replaced. */
+function meterWith(meter: OtelMeter, replaced: Partial<OtelMeter>): OtelMeter {
+  return {
+    createCounter: meter.createCounter.bind(meter),
+    createHistogram: meter.createHistogram.bind(meter),
+    createObservableGauge: meter.createObservableGauge.bind(meter),
+    createObservableCounter: meter.createObservableCounter.bind(meter),
+    ...replaced,
+  }
+}
 
 /** The scripted sequence of the Prometheus test, for both recorders at once. */
 async function script(onDecision: (event: never) => void) {
@@ -162,21 +198,10 @@ describe('openTelemetryMetrics', () => {
     await tier.close()
   })
 
-  test('a meter that throws: decisions are unaffected, the failure is logged once', async () => {
-    const warnings: string[] = []
-    const logger = { warn: (message: string) => warnings.push(message) }
+  test('a meter that throws: decisions are unaffected, each failing instrument logged once', async () => {
+    const { warnings, logger } = logged()
     const { meter } = sdkMeter()
-    const broken: OtelMeter = {
-      ...meter,
-      createCounter: () => ({
-        add: () => {
-          throw new Error('exporter gone')
-        },
-      }),
-      createHistogram: meter.createHistogram.bind(meter),
-      createObservableGauge: meter.createObservableGauge.bind(meter),
-      createObservableCounter: meter.createObservableCounter.bind(meter),
-    }
+    const broken = meterWith(meter, { createCounter: () => ({ add: throwing('exporter gone') }) })
     const { limiter } = limiterAt(0, {
       limit: 3,
       window: 1000,
@@ -184,24 +209,148 @@ describe('openTelemetryMetrics', () => {
     })
     const decisions = await burst(limiter, 'k', 5)
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false])
-    expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toContain('exporter gone')
+    // Three counters were hit, five times in all: one line for each counter.
+    expect(blamed(warnings)).toEqual([
+      'sluice_decisions_allowed_total',
+      'sluice_decisions_near_limit_total',
+      'sluice_decisions_rejected_total',
+    ])
+    expect(warnings.every((w) => w.includes('exporter gone'))).toBe(true)
 
-    // A meter whose instruments cannot even be created: no metrics, same decisions, one line.
-    const dead: OtelMeter = {
-      ...broken,
-      createCounter: () => {
-        throw new Error('no provider')
-      },
-    }
-    const more: string[] = []
+    // A meter whose counters cannot even be created: no counters, same decisions, one line each.
+    const dead = meterWith(meter, { createCounter: throwing('no provider') })
+    const more = logged()
     const quiet = limiterAt(0, {
       limit: 1,
       window: 1000,
-      onDecision: openTelemetryMetrics({ meter: dead, logger: { warn: (m) => more.push(m) } }),
+      onDecision: openTelemetryMetrics({ meter: dead, logger: more.logger }),
     })
     expect((await burst(quiet.limiter, 'k', 3)).map((d) => d.allowed)).toEqual([true, false, false])
-    expect(more).toHaveLength(1)
+    expect(blamed(more.warnings)).toEqual([
+      'sluice_decisions_allowed_total',
+      'sluice_decisions_rejected_total',
+      'sluice_decisions_shadow_rejected_total',
+      'sluice_decisions_near_limit_total',
+      'sluice_store_errors_total',
+      'sluice_fallback_decisions_total',
+    ])
+  })
+
+  test('a histogram that throws no longer drops the decision counters', async () => {
+    const { warnings, logger } = logged()
+    const { meter, reader } = sdkMeter()
+    const broken = meterWith(meter, {
+      createHistogram: () => ({ record: throwing('histogram broken') }),
+    })
+    const onDecision = openTelemetryMetrics({ meter: broken, logger })
+    await burst(limiterAt(0, { limit: 1, window: 1000, name: 'p', onDecision }).limiter, 'k', 3)
+
+    const metrics = await collected(reader)
+    expect(values(metrics, 'policy')).toEqual({
+      sluice_decisions_allowed_total: { p: 1 },
+      sluice_decisions_near_limit_total: { p: 1 },
+      sluice_decisions_rejected_total: { p: 2 },
+    })
+    expect(blamed(warnings)).toEqual(['sluice_store_latency_seconds'])
+    expect(warnings[0]).toContain('histogram broken')
+  })
+
+  test('a counter that throws no longer drops the other counters, histogram or span', async () => {
+    const { warnings, logger } = logged()
+    const { meter, reader } = sdkMeter()
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    })
+    const broken = meterWith(meter, {
+      createCounter: (name, options) =>
+        name === 'sluice_decisions_rejected_total'
+          ? { add: throwing('rejected broken') }
+          : meter.createCounter(name, options),
+    })
+    const onDecision = openTelemetryMetrics({
+      meter: broken,
+      logger,
+      tracer: provider.getTracer('t'),
+    })
+    await burst(limiterAt(0, { limit: 1, window: 1000, name: 'p', onDecision }).limiter, 'k', 3)
+
+    const metrics = await collected(reader)
+    expect(values(metrics, 'policy')).toEqual({
+      sluice_decisions_allowed_total: { p: 1 },
+      sluice_decisions_near_limit_total: { p: 1 },
+    })
+    const latency = metrics.get('sluice_store_latency_seconds')!
+    expect(latency.dataPoints.map((d) => (d.value as { count: number }).count)).toEqual([3])
+    expect(exporter.getFinishedSpans().map((s) => s.attributes['sluice.outcome'])).toEqual([
+      'allowed',
+      'rejected',
+      'rejected',
+    ])
+    expect(blamed(warnings)).toEqual(['sluice_decisions_rejected_total'])
+    await provider.shutdown()
+  })
+
+  test('a watched source that throws no longer hides the other sources', async () => {
+    const { warnings, logger } = logged()
+    const { meter, reader } = sdkMeter()
+    const tier = localTier(new MemoryStore(), { maxShare: 0.5 })
+    // Watched first, so that before the fix its error stopped every read of `api` after it.
+    const otel = openTelemetryMetrics({ meter, logger })
+      .watch('bad', { gauges: throwing('gauges broke') })
+      .watch('api', tier)
+    await burst(
+      createLimiter({ limit: 100, window: 60_000, store: tier, onDecision: otel }),
+      'k',
+      10,
+    )
+
+    const stats = tier.stats()
+    const expected = [
+      'sluice_breaker_state{"name":"api"} 0',
+      'sluice_store_calls_in_flight{"name":"api"} 0',
+      `sluice_tier_leased_decisions_total{"name":"api"} ${stats.leasedDecisions}`,
+      `sluice_tier_leased_units{"name":"api"} ${stats.heldUnits}`,
+      `sluice_tier_store_calls_total{"name":"api","call":"consume"} ${stats.storeConsumes}`,
+      `sluice_tier_store_calls_total{"name":"api","call":"refund"} ${stats.storeRefunds}`,
+    ]
+    // collected() also asserts the SDK saw no callback error.
+    expect(watchedPoints(await collected(reader))).toEqual(expected)
+    expect(watchedPoints(await collected(reader))).toEqual(expected)
+    // Read by every watched instrument at both collections, reported once.
+    expect(blamed(warnings)).toEqual(['bad'])
+    expect(warnings[0]).toContain('gauges broke')
+    await tier.close()
+  })
+
+  test('an instrument the meter cannot create leaves out that one alone', async () => {
+    const { warnings, logger } = logged()
+    const { meter, reader } = sdkMeter()
+    const broken = meterWith(meter, {
+      createObservableGauge: (name, options) => {
+        if (name === 'sluice_breaker_state') throw new Error('no gauge for you')
+        return meter.createObservableGauge(name, options)
+      },
+    })
+    const tier = localTier(new MemoryStore(), { maxShare: 0.5 })
+    const otel = openTelemetryMetrics({ meter: broken, logger }).watch('api', tier)
+    await burst(
+      createLimiter({ limit: 100, window: 60_000, store: tier, onDecision: otel }),
+      'k',
+      10,
+    )
+
+    const metrics = await collected(reader)
+    expect([...metrics.keys()].sort()).toEqual([
+      'sluice_decisions_allowed_total',
+      'sluice_store_calls_in_flight',
+      'sluice_store_latency_seconds',
+      'sluice_tier_leased_decisions_total',
+      'sluice_tier_leased_units',
+      'sluice_tier_store_calls_total',
+    ])
+    expect(blamed(warnings)).toEqual(['sluice_breaker_state'])
+    await tier.close()
   })
 
   test('no span by default; an opt-in span per store call, with the outcome and no key', async () => {
@@ -252,6 +401,27 @@ describe('openTelemetryMetrics', () => {
     )
     expect(() => openTelemetryMetrics({ meter: {} as OtelMeter })).toThrow('`meter` must be')
     expect(() => openTelemetryMetrics({ meter }).watch('', {})).toThrow('`name` must be')
+  })
+
+  test('tracer: true without @opentelemetry/api blames `tracer: true`, not the meter', () => {
+    const { meter } = sdkMeter()
+    // A fresh core whose require of the package fails, as in an app that never installed it.
+    jest.doMock('@opentelemetry/api', throwing("Cannot find module '@opentelemetry/api'"))
+    try {
+      jest.isolateModules(() => {
+        const { openTelemetryMetrics: isolated } =
+          jest.requireActual<typeof import('@sluice/core')>('@sluice/core')
+        expect(() => isolated({ meter, tracer: true })).toThrow(
+          'openTelemetryMetrics({ tracer: true }) needs the optional peer dependency `@opentelemetry/api`: npm install @opentelemetry/api',
+        )
+        expect(() => isolated()).toThrow(
+          'openTelemetryMetrics() without a `meter` needs the optional peer dependency `@opentelemetry/api`',
+        )
+        expect(typeof isolated({ meter })).toBe('function')
+      })
+    } finally {
+      jest.dontMock('@opentelemetry/api')
+    }
   })
 
   test('core never imports the OpenTelemetry types: apps without it type-check without it', () => {

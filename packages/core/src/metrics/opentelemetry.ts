@@ -57,7 +57,8 @@ export interface OpenTelemetryMetricsOptions {
    */
   tracer?: OtelTracer | true
   /**
-   * Where a failing meter or tracer is reported (once; decisions are never affected).
+   * Where a failing instrument, tracer or watched source is reported (once each; decisions and
+   * the other metrics are never affected).
    * @default a process warning
    */
   logger?: StoreLogger
@@ -76,11 +77,13 @@ export interface OpenTelemetryMetrics {
   watch(name: string, source: WatchSource): OpenTelemetryMetrics
 }
 
-/** @opentelemetry/api is an optional peer: loaded only when a default meter or tracer is needed. */
-const loadOtelApi = optionalPeer<OtelApi>(
-  '@opentelemetry/api',
-  'openTelemetryMetrics() without a `meter`',
-)
+/**
+ * @opentelemetry/api is an optional peer: loaded only when a default meter or tracer is needed.
+ * One loader per need, so a missing package is blamed on the option that asked for it.
+ */
+const OTEL_API = '@opentelemetry/api'
+const loadForMeter = optionalPeer<OtelApi>(OTEL_API, 'openTelemetryMetrics() without a `meter`')
+const loadForTracer = optionalPeer<OtelApi>(OTEL_API, 'openTelemetryMetrics({ tracer: true })')
 
 /** SpanStatusCode.ERROR of @opentelemetry/api. */
 const SPAN_ERROR = 2
@@ -101,7 +104,7 @@ function checkMeter(meter: unknown): OtelMeter {
 
 function checkTracer(tracer: unknown): OtelTracer | undefined {
   if (tracer === undefined) return undefined
-  if (tracer === true) return loadOtelApi().trace.getTracer('@sluice/core')
+  if (tracer === true) return loadForTracer().trace.getTracer('@sluice/core')
   if (typeof (tracer as OtelTracer).startSpan !== 'function') {
     invalidOption('tracer', tracer, 'an OpenTelemetry Tracer, true or unset')
   }
@@ -115,58 +118,89 @@ function outcomeOf(event: DecisionEvent): string {
   return event.shadow ? 'shadow_rejected' : 'rejected'
 }
 
+/** What failed, as a warning names it. */
+const instrumentNamed = (name: string): string => `the OpenTelemetry instrument \`${name}\``
+const sourceNamed = (name: string): string => `reading the watched source "${name}"`
+const TRACER = 'the OpenTelemetry tracer'
+
+/**
+ * Reports each failing part (instrument, tracer, watched source) once: a part that keeps failing
+ * does not flood the log, and a second broken part is not hidden behind the first.
+ */
+function reporter(warn: (message: string) => void): (what: string, error: unknown) => void {
+  const reported = new Set<string>()
+  return function failed(what: string, error: unknown): void {
+    if (reported.has(what)) return
+    reported.add(what)
+    warn(
+      `[sluice] ${what} threw (reported once; decisions and the other metrics are unaffected): ${String(error)}`,
+    )
+  }
+}
+
 /**
  * An OpenTelemetry recorder for `createLimiter({ onDecision: openTelemetryMetrics({ meter }) })`:
  * the counters, histogram and gauges `prometheusMetrics` exports, under the same names and
- * labels. A meter that throws never changes a decision: the first failure is logged, once.
+ * labels. A meter that throws never changes a decision, and each instrument and watched source
+ * fails alone: the others are still recorded, and each failing one is logged once.
  */
 export function openTelemetryMetrics(
   options: OpenTelemetryMetricsOptions = {},
 ): OpenTelemetryMetrics {
-  const meter = checkMeter(options.meter ?? loadOtelApi().metrics.getMeter('@sluice/core'))
+  const meter = checkMeter(options.meter ?? loadForMeter().metrics.getMeter('@sluice/core'))
   const prefix = checkPrefix(options.prefix ?? 'sluice_')
   const ratio = checkNearLimitRatio(options.nearLimitRatio)
   const tracer = checkTracer(options.tracer)
   const warn = options.logger === undefined ? sluiceWarning : (m: string) => options.logger!.warn(m)
   const buckets = [...(options.buckets ?? DEFAULT_LATENCY_BUCKETS)]
   const watched = new WatchList()
+  const failed = reporter(warn)
+  const failedSource = (name: string, error: unknown): void => failed(sourceNamed(name), error)
 
-  let reported = false
-  function failed(error: unknown): void {
-    if (reported) return
-    reported = true
-    warn(
-      `[sluice] the OpenTelemetry meter or tracer threw (reported once; decisions are unaffected): ${String(error)}`,
-    )
+  /** Creates one instrument; a meter that refuses it leaves out that one alone. */
+  function create<T>(name: string, make: (name: string) => T): T | undefined {
+    try {
+      return make(prefix + name)
+    } catch (error) {
+      failed(instrumentNamed(prefix + name), error)
+      return undefined
+    }
   }
 
-  let counters: Record<DecisionCounter, OtelCounter> | undefined
-  let latency: OtelHistogram | undefined
-  try {
-    const made = {} as Record<DecisionCounter, OtelCounter>
-    for (const [counter, [name, description]] of Object.entries(DECISION_COUNTERS)) {
-      made[counter as DecisionCounter] = meter.createCounter(prefix + name, { description })
-    }
-    latency = meter.createHistogram(prefix + STORE_LATENCY[0], {
+  const counters: Partial<Record<DecisionCounter, OtelCounter>> = {}
+  for (const [counter, [name, description]] of Object.entries(DECISION_COUNTERS)) {
+    counters[counter as DecisionCounter] = create(name, (n) =>
+      meter.createCounter(n, { description }),
+    )
+  }
+  const latency: OtelHistogram | undefined = create(STORE_LATENCY[0], (n) =>
+    meter.createHistogram(n, {
       description: STORE_LATENCY[1],
       unit: 's',
       advice: { explicitBucketBoundaries: buckets },
-    })
-    counters = made
-    for (const metric of Object.keys(WATCHED) as WatchedMetric[]) observeWatched(metric)
-  } catch (error) {
-    failed(error)
-  }
+    }),
+  )
+  for (const metric of Object.keys(WATCHED) as WatchedMetric[]) observeWatched(metric)
 
+  /**
+   * Registers the observable of one watched metric. Its callback reads every source: one that
+   * throws is skipped and reported, so the other sources' values are still observed.
+   */
   function observeWatched(metric: WatchedMetric): void {
     const [name, description] = WATCHED[metric]
-    const create = WATCHED_TOTALS.has(metric) ? 'createObservableCounter' : 'createObservableGauge'
-    meter[create](prefix + name, { description }).addCallback((result) => {
-      watched.read((reading, source) => {
-        if (reading.metric === metric)
-          result.observe(reading.value, { name: source, ...reading.labels })
-      })
-    })
+    const kind = WATCHED_TOTALS.has(metric) ? 'createObservableCounter' : 'createObservableGauge'
+    create(name, (full) =>
+      meter[kind](full, { description }).addCallback((result) => {
+        try {
+          watched.read((reading, source) => {
+            if (reading.metric === metric)
+              result.observe(reading.value, { name: source, ...reading.labels })
+          }, failedSource)
+        } catch (error) {
+          failed(instrumentNamed(full), error)
+        }
+      }),
+    )
   }
 
   // One attributes object per policy name: no allocation per event.
@@ -189,15 +223,29 @@ export function openTelemetryMetrics(
     started.end(end)
   }
 
-  const record = function recordDecision(event: DecisionEvent): void {
-    if (counters === undefined) return
+  /** Adds 1 to one counter; a counter that throws is reported and the others still count. */
+  function add(counter: DecisionCounter, attributes: OtelAttributes): void {
     try {
-      const attributes = labelsOf(event.policy)
-      latency!.record(event.storeLatencyMs / 1000, attributes)
-      for (const counter of countersOf(event, ratio)) counters[counter].add(1, attributes)
-      if (tracer !== undefined) span(event)
+      counters[counter]?.add(1, attributes)
     } catch (error) {
-      failed(error)
+      failed(instrumentNamed(prefix + DECISION_COUNTERS[counter][0]), error)
+    }
+  }
+
+  // One try per instrument (and one for the tracer): each fails alone, the others still record.
+  const record = function recordDecision(event: DecisionEvent): void {
+    const attributes = labelsOf(event.policy)
+    try {
+      latency?.record(event.storeLatencyMs / 1000, attributes)
+    } catch (error) {
+      failed(instrumentNamed(prefix + STORE_LATENCY[0]), error)
+    }
+    for (const counter of countersOf(event, ratio)) add(counter, attributes)
+    if (tracer === undefined) return
+    try {
+      span(event)
+    } catch (error) {
+      failed(TRACER, error)
     }
   }
   registerWatchList(record, watched)

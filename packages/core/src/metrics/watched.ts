@@ -111,6 +111,21 @@ export function readSource(source: object): Reading[] {
   return readings
 }
 
+/** The readings of one source; none when it throws and `failed` takes the error. */
+function readingsOf(
+  name: string,
+  source: object,
+  failed: ((name: string, error: unknown) => void) | undefined,
+): Reading[] {
+  if (failed === undefined) return readSource(source)
+  try {
+    return readSource(source)
+  } catch (error) {
+    failed(name, error)
+    return []
+  }
+}
+
 /** The sources of one recorder, by the name each was watched under. */
 export class WatchList {
   /** Held weakly: a source the application drops leaves the metrics with it. */
@@ -139,12 +154,19 @@ export class WatchList {
     this.add(n === 1 ? base : `${base}-${n}`, source)
   }
 
-  /** Calls `observe` with every reading of every source, labelled by its name. */
-  read(observe: (reading: Reading, name: string) => void): void {
+  /**
+   * Calls `observe` with every reading of every source, labelled by its name. Given `failed`, a
+   * source whose reading throws is skipped and passed to it, so the other sources are still read;
+   * an error of `observe` itself is the caller's instrument failing, so it is not caught here.
+   */
+  read(
+    observe: (reading: Reading, name: string) => void,
+    failed?: (name: string, error: unknown) => void,
+  ): void {
     for (const [name, ref] of this.sources) {
       const source = ref.deref()
       if (source === undefined) this.sources.delete(name)
-      else for (const r of readSource(source)) observe(r, name)
+      else for (const r of readingsOf(name, source, failed)) observe(r, name)
     }
   }
 }
