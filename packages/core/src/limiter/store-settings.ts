@@ -3,7 +3,7 @@
  * createRulesLimiter's: the store and its protection (timeout, breaker, calls in flight,
  * outage log), the clock, the key prefix and the onDecision hook. Checked once, at creation.
  */
-import { monotonicTurnClock, turnClock, type Clock } from '../clock'
+import { monotonicTurnClock, systemClock, turnClock, type Clock } from '../clock'
 import { invalidOption } from '../errors'
 import { createDecisionReporter, type DecisionHook, type DecisionReporter } from '../events'
 import { MemoryStore } from '../store/memory-store'
@@ -52,6 +52,8 @@ function checkTimeoutMs(value: unknown): number {
  * performance.now()`) failed their calls; in process a fraction is kept.
  */
 function wholeMs(clock: Clock): Clock {
+  // Date.now's clocks read whole ms already: kept as they are (no call more per decision).
+  if (clock === systemClock || clock === turnClock) return clock
   return () => Math.floor(clock())
 }
 
