@@ -361,10 +361,22 @@ export function resolvePolicies(options: LimiterOptions): Policy[] {
       return resolvePolicy({ algorithm: options.algorithm, ...limit }, `limits[${i}].`)
     })
     const names = new Set<string>()
+    const ids = new Map<string, number>()
     for (const [i, policy] of policies.entries()) {
       if (names.has(policy.name))
         invalidOption(`limits[${i}].name`, policy.name, 'unique among the limits')
       names.add(policy.name)
+      // One state per policy id and key: a second limit of the same id would take every
+      // request from that state again, admitting half its limit whatever its name.
+      const first = ids.get(policy.id)
+      if (first !== undefined) {
+        invalidOption(
+          `limits[${i}]`,
+          options.limits[i],
+          `a limit unlike limits[${first}] (the same algorithm, limit, window and burst would share its count and be charged twice)`,
+        )
+      }
+      ids.set(policy.id, i)
     }
     return policies
   }

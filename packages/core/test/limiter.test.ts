@@ -188,6 +188,29 @@ describe('several limits per key', () => {
       }),
     ).toThrow(/`limits\[1\]\.name` must be unique/)
   })
+
+  test('the same limit twice under two names is refused: it would be charged twice', async () => {
+    const twice = {
+      limits: [
+        { limit: 2, window: '1s', name: 'a' },
+        { limit: 5, window: '1m', name: 'b' },
+        { limit: 2, window: 1000, name: 'c' },
+      ],
+    }
+    expect(() => createLimiter(twice)).toThrow(ConfigError)
+    expect(() => createLimiter(twice)).toThrow(
+      '`limits[2]` must be a limit unlike limits[0] (the same algorithm, limit, window and burst would share its count and be charged twice); got {"limit":2,"window":1000,"name":"c"}',
+    )
+    // Another algorithm, or burst, is another state: both count, each its own.
+    const apart = createLimiter({
+      limits: [
+        { limit: 2, window: '1s', name: 'a' },
+        { limit: 2, window: '1s', name: 'b', algorithm: 'gcra' },
+      ],
+    })
+    const decisions = [await apart.consume('k'), await apart.consume('k'), await apart.consume('k')]
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false])
+  })
 })
 
 describe('cost', () => {
