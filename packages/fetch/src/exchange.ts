@@ -1,9 +1,11 @@
 /**
  * Owns the Fetch adapters' side of the pipeline's response seam (core's ResponseLike): one
- * exchange per request, closed once, when the handler's Response is known or the client's
- * request signal aborts, so refunds and holds work as on Node.
+ * exchange per request, closed once, when the response is over (the handler's Response is
+ * known, or its body has been sent when the request holds a concurrency slot) or the client's
+ * request signal aborts, so refunds, holds and slots work as on Node.
  */
 import type { ResponseLike } from '@sluice/http'
+import { watchBody } from './body'
 
 export class FetchExchange implements ResponseLike {
   writableFinished = false
@@ -35,6 +37,24 @@ export class FetchExchange implements ResponseLike {
     this.response = response
     this.statusCode = status
     this.close(false)
+  }
+
+  /**
+   * The handler answered with `response`, sent as `sent` (the same, or a copy with headers): the
+   * exchange closes when that body has been read to its end (finished), errors or is cancelled
+   * (the client left, as an aborted Node response). Returns the Response to send in `sent`'s
+   * place. A body-less Response closes at once, as does one whose body is already taken.
+   */
+  finishWhenSent(response: Response, sent: Response): Response {
+    if (sent.body === null || sent.bodyUsed || sent.body.locked) {
+      this.finish(response)
+      return sent
+    }
+    if (this.destroyed || this.writableFinished) return sent
+    this.response = response
+    this.statusCode = response.status
+    const body = watchBody(sent.body, (complete) => this.close(!complete))
+    return new Response(body, sent)
   }
 
   private close(aborted: boolean): void {

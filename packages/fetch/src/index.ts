@@ -40,10 +40,19 @@ export type FetchHandler = (
   rateLimit: Decision | undefined,
 ) => Awaitable<Response>
 
-/** `limited(request, handler)`: the handler's Response with rate-limit headers, or the refusal. */
+/**
+ * `limited(request, handler)`: the handler's Response with rate-limit headers (those it carries
+ * already, from the handler or an inner limiter, are kept), or the refusal. With `concurrency`,
+ * the slot is held until the Response's body has been sent (read to its end, errored or
+ * cancelled by the client): send the Response it returns.
+ */
 export interface RateLimited {
   (request: Request, handler: FetchHandler): Promise<Response>
-  /** The decision and the headers to add, without running a handler. */
+  /**
+   * The decision and the headers to add, without running a handler. A limiter with
+   * `concurrency` rejects with a ConfigError: `check` never sees the response end, so the slot
+   * would never be given back (use `limited(request, handler)`).
+   */
   check(request: Request): Promise<FetchCheck>
   /** The limiter of a fixed limit (undefined for per-tier limits and rules). */
   readonly limiter: Limiter | undefined
@@ -70,6 +79,7 @@ export function rateLimit(options: FetchRateLimitOptions = {}): RateLimited {
       proxyHint: PROXY_HINT,
     }),
     signalOf: (request) => request.signal,
+    methodOf: (request) => request.method,
   })
   async function sluiceRateLimit(request: Request, handler: FetchHandler): Promise<Response> {
     if (typeof handler !== 'function') {

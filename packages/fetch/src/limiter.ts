@@ -3,7 +3,7 @@
  * request the verdict, the handler and the Response. @sluice/fetch (requests) and @sluice/hono
  * (contexts) both run it.
  */
-import { type Decision } from '@sluice/core/web'
+import { ConfigError, type Decision } from '@sluice/core/web'
 import {
   createRefusalJson,
   type FrameworkDefaults,
@@ -11,6 +11,7 @@ import {
   type HttpLimitOptions,
   type HttpLimiter,
   type HttpVerdict,
+  type RejectVerdict,
   type RequestLike,
 } from '@sluice/http'
 import { createHttpLimiter } from './host'
@@ -19,6 +20,18 @@ import { FetchExchange } from './exchange'
 import { refusalResponse, withHeaders } from './respond'
 
 type Awaitable<T> = T | Promise<T>
+
+/**
+ * `check` with `concurrency`: refused, since nothing would give the slot back. `check` never
+ * sees the response end (a Next.js middleware never does; a route calling `finish` after its
+ * handler would still release before a streamed body is sent), and a lease renews while held,
+ * so every forgotten `finish` would take a slot of the key for good.
+ */
+function refuseConcurrency(concurrency: unknown): never {
+  throw new ConfigError(
+    `\`concurrency\` (${JSON.stringify(concurrency)}) cannot be used with check(): check() never sees the response end (a Next.js middleware never does), so its slot would never be given back. Use limited(request, handler), which holds the slot until the response body has been sent, or a limiter without \`concurrency\` for check().`,
+  )
+}
 
 const PASS: HttpVerdict = { action: 'pass' }
 
@@ -51,7 +64,8 @@ export interface FetchCheck {
   readonly response: Response | undefined
   /**
    * Tell the limiter how the request ended, for `skipSuccessfulRequests` / `skipFailedRequests`
-   * (a thrown handler: call it without a response). Without those options it does nothing.
+   * (a thrown handler: call it without a response). Without those options it does nothing
+   * (`check` takes no concurrency slot: a limiter with `concurrency` refuses `check`).
    */
   finish(response?: Response): void
 }
@@ -67,11 +81,23 @@ export interface FetchFramework<Req> extends Pick<
   clientIp: (req: Req) => string
   /** The signal that aborts when the client goes away. */
   signalOf: (req: Req) => AbortSignal | undefined
+  /** The request's method: a HEAD response's body is never sent, so no slot waits for it. */
+  methodOf: (req: Req) => string
 }
 
 export interface FetchLimiter<Req> {
-  /** Decides `req`; runs `next` when it may pass and returns its Response with the headers. */
+  /**
+   * Decides `req`; runs `next` when it may pass and returns its Response with the headers (those
+   * it already carries, from the handler or an inner limiter, are kept). With `concurrency`, the
+   * returned Response's body gives the slot back once it has been read to its end, errors or is
+   * cancelled: send that Response, not the handler's.
+   */
   handle(req: Req, next: (decision: Decision | undefined) => Awaitable<Response>): Promise<Response>
+  /**
+   * Decides `req` without a handler. A limiter with `concurrency` rejects with a ConfigError:
+   * `check` never sees the response end (a Next.js middleware never does), so its slot would
+   * never be given back.
+   */
   check(req: Req): Promise<FetchCheck>
   readonly core: HttpLimiter<Req, FetchExchange>
 }
@@ -117,12 +143,43 @@ export function createFetchLimiter<Req extends RequestLike>(
     }
   }
 
+  /**
+   * A refused request's Response. The refusal is the whole answer, so the exchange closes with
+   * it: anything the request took goes back now (a slot taken before shaping refused it).
+   */
+  function refuse(verdict: RejectVerdict, exchange: FetchExchange): Response {
+    const response = refusalResponse(verdict, refusalJson(verdict))
+    exchange.finish(response)
+    return response
+  }
+
+  /**
+   * Closes the exchange with the handler's Response. A request holding a concurrency slot is
+   * over only when its body has been sent (a stream runs on after the handler returned), so it
+   * closes then; refunds, settled at the same close, wait for it too, as on Node. A HEAD
+   * response's body is never sent (servers and Hono drop it unread): it closes at once.
+   */
+  function answer(
+    req: Req,
+    verdict: HttpVerdict,
+    exchange: FetchExchange,
+    response: Response,
+  ): Response {
+    const sent = verdict.action === 'allow' ? withHeaders(response, verdict.headers) : response
+    const holdsSlot = verdict.action === 'allow' && verdict.decision.slot !== undefined
+    if (holdsSlot && framework.methodOf(req) !== 'HEAD') {
+      return exchange.finishWhenSent(response, sent)
+    }
+    exchange.finish(response)
+    return sent
+  }
+
   async function handle(
     req: Req,
     next: (decision: Decision | undefined) => Awaitable<Response>,
   ): Promise<Response> {
     const { verdict, exchange } = await decide(req)
-    if (verdict.action === 'reject') return refusalResponse(verdict, refusalJson(verdict))
+    if (verdict.action === 'reject') return refuse(verdict, exchange)
     let response: Response
     try {
       response = await next(verdict.action === 'allow' ? verdict.decision : undefined)
@@ -130,15 +187,15 @@ export function createFetchLimiter<Req extends RequestLike>(
       exchange.finish(undefined)
       throw error
     }
-    exchange.finish(response)
-    return verdict.action === 'allow' ? withHeaders(response, verdict.headers) : response
+    return answer(req, verdict, exchange, response)
   }
 
   async function check(req: Req): Promise<FetchCheck> {
+    if (options.concurrency !== undefined) refuseConcurrency(options.concurrency)
     const { verdict, exchange } = await decide(req)
     const finish = (response?: Response) => exchange.finish(response)
     if (verdict.action === 'reject') {
-      const response = refusalResponse(verdict, refusalJson(verdict))
+      const response = refuse(verdict, exchange)
       return {
         allowed: false,
         decision: verdict.decision,

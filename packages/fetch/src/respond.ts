@@ -12,17 +12,25 @@ export function refusalResponse(verdict: RejectVerdict, json: string | undefined
 }
 
 /**
- * `response` with `headers` set. Responses whose headers are immutable (from `fetch()`,
- * `Response.redirect()`) are copied first; the body is passed on, never read.
+ * `response` with those of `headers` it does not carry yet. A header it has was set nearer the
+ * handler: by an inner limiter (whose 429 must say why it refused, not what this one has left)
+ * or the handler itself, and is kept, as on Express, where the last writer wins. Responses whose
+ * headers are immutable (from `fetch()`, `Response.redirect()`) are copied first; the body is
+ * passed on, never read.
  */
 export function withHeaders(response: Response, headers: HeaderList): Response {
   if (headers.length === 0) return response
   try {
-    for (const [name, value] of headers) response.headers.set(name, value)
+    addMissing(response.headers, headers)
     return response
   } catch {
     const copy = new Response(response.body, response)
-    for (const [name, value] of headers) copy.headers.set(name, value)
+    addMissing(copy.headers, headers)
     return copy
   }
+}
+
+/** Sets each of `headers` that `target` does not have (an immutable `target` throws at the first). */
+function addMissing(target: Headers, headers: HeaderList): void {
+  for (const [name, value] of headers) if (!target.has(name)) target.set(name, value)
 }

@@ -120,6 +120,7 @@ export function rateLimiter<E extends Env = Env>(
       proxyHint: PROXY_HINT,
     }),
     signalOf: (c) => c.req.raw.signal,
+    methodOf: (c) => c.req.method,
   })
 
   const sluiceRateLimiter: MiddlewareHandler<{ Variables: RateLimitVariables }> = async (
@@ -131,7 +132,8 @@ export function rateLimiter<E extends Env = Env>(
       await next()
       return c.res
     })
-    // Set on c.res in place unless the handler's Response was immutable and had to be copied.
+    // Set on c.res in place unless the handler's Response was immutable and had to be copied,
+    // or its body is watched to hold a concurrency slot until it has been sent.
     if (response !== c.res) c.res = response
   }
   return Object.assign(sluiceRateLimiter, { close: () => limiter.core.close() })
