@@ -185,13 +185,24 @@ export function createHeaderWriter(
   const rejectedSkip = new Set(options.omitWhenRejected?.map((name) => name.toLowerCase()))
   const filter = allowedSkip.size > 0 || rejectedSkip.size > 0
 
+  // The last limit's text: a limiter's limit rarely changes from one response to the next.
+  let lastLimit = -1
+  let lastLimitText = ''
+  const limitText = (limit: number): string => {
+    if (limit !== lastLimit) {
+      lastLimitText = String(limit)
+      lastLimit = limit
+    }
+    return lastLimitText
+  }
+
   return function rateLimitHeaders(decision, times) {
     // A literal (not pushes onto []) for the common case: one allocation of the right size.
     const headers: HeaderList =
       legacy === false
         ? []
         : [
-            [legacy.limit, String(decision.limit)],
+            [legacy.limit, limitText(decision.limit)],
             [legacy.remaining, String(decision.remaining)],
             [legacy.reset, String(times.legacyReset)],
           ]

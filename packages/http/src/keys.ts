@@ -175,7 +175,12 @@ export function ipKeyOf(options: IpKeyOptions = {}): (ip: string | undefined) =>
   const subnet = given.ipv6Subnet as number | false
   const logger = given.logger as Logger
   let warned = false
+  // The last address and its key: a connection's requests come from one address (Node hands
+  // each socket's address back as the same string), and normalizing costs a scan per request.
+  let lastIp = ''
+  let lastKey = ''
   return function keyOfIp(ip) {
+    if (ip === lastIp && ip !== '') return lastKey
     if (ip === undefined || ip === '') {
       if (!warned) {
         warned = true
@@ -185,7 +190,9 @@ export function ipKeyOf(options: IpKeyOptions = {}): (ip: string | undefined) =>
       }
       return UNKNOWN_IP_KEY
     }
-    return normalizeIp(ip, subnet)
+    lastKey = normalizeIp(ip, subnet)
+    lastIp = ip
+    return lastKey
   }
 }
 

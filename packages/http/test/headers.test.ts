@@ -43,6 +43,24 @@ describe('rate-limit headers', () => {
     expect(write(d, T0 + 20_000, { resetStyle: 'delta' })['X-RateLimit-Reset']).toBe('40')
   })
 
+  test('one writer, limits that change between responses (tiers): each its own limit text', async () => {
+    const writer = createHeaderWriter({
+      legacy: DEFAULT_LEGACY_NAMES,
+      standard: false,
+      resetStyle: 'delta',
+      retryAfter: true,
+    })
+    const limits = [5, 5, 7, 1_000_000_000, 5]
+    const written = []
+    for (const limit of limits) {
+      const [d] = await decisions({ ...fixed, limit }, 1)
+      written.push(
+        Object.fromEntries(writer(d, responseTimes(d, T0, 'delta')))['X-RateLimit-Limit'],
+      )
+    }
+    expect(written).toEqual(['5', '5', '7', '1000000000', '5'])
+  })
+
   test('draft-6, draft-7, draft-8 and draft-10 strings', async () => {
     const [d] = await decisions(fixed, 1)
     expect(write(d, T0, { legacy: false, standard: 'draft-6' })).toEqual({

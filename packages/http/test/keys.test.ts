@@ -48,6 +48,36 @@ describe('ipKey', () => {
     expect(normalizeIp('2001:db8::1', 128)).toBe('2001:db8::1')
   })
 
+  test('one key function, addresses in any order: each its own key (the last one is remembered)', () => {
+    const warnings: string[] = []
+    const key = ipKey({ logger: { warn: (m) => void warnings.push(m) } })
+    const addresses = [
+      '203.0.113.7',
+      '203.0.113.7',
+      '::ffff:203.0.113.7',
+      '2001:db8:1:2::1',
+      '2001:db8:1:2::1',
+      '2001:db8:1:3::1',
+      '',
+      '',
+      '203.0.113.8',
+      '203.0.113.7',
+    ]
+    expect(addresses.map((ip) => key(req(ip)))).toEqual([
+      '203.0.113.7',
+      '203.0.113.7',
+      '203.0.113.7',
+      '2001:db8:1:2::/64',
+      '2001:db8:1:2::/64',
+      '2001:db8:1:3::/64',
+      UNKNOWN_IP_KEY,
+      UNKNOWN_IP_KEY,
+      '203.0.113.8',
+      '203.0.113.7',
+    ])
+    expect(warnings).toHaveLength(1)
+  })
+
   test('ipv6Subnet outside 32-128 is a ConfigError naming it', () => {
     expect(() => ipKey({ ipv6Subnet: 16 })).toThrow(ConfigError)
     expect(() => ipKey({ ipv6Subnet: 16 })).toThrow(
