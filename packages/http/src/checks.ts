@@ -57,7 +57,10 @@ export function compileList<Req extends RequestLike>(
   if (typeof list === 'function') return list
   if (!Array.isArray(list))
     invalidOption(option, list, 'an array of IPs, CIDR ranges or keys, or a function')
-  const exact = new Set<string>()
+  // Apart: an IP entry matches the client's address, never a key a client may choose itself
+  // (`key: req => req.headers['x-tenant']` sending `x-tenant: 10.1.2.3`).
+  const keys = new Set<string>()
+  const addresses = new Set<string>()
   const ranges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = []
   for (const entry of list as readonly unknown[]) {
     if (typeof entry !== 'string') invalidOption(`${option}[]`, entry, 'a string')
@@ -70,13 +73,15 @@ export function compileList<Req extends RequestLike>(
       )
     }
     if (ipaddr.isValidCIDR(entry)) ranges.push(ipaddr.parseCIDR(entry))
-    else exact.add(ipaddr.isValid(entry) ? normalizeIp(entry, false) : entry)
+    else if (ipaddr.isValid(entry)) addresses.add(normalizeIp(entry, false))
+    else keys.add(entry)
   }
   return function inList(req, key) {
-    if (exact.has(key)) return true
+    if (keys.has(key)) return true
+    if (addresses.size === 0 && ranges.length === 0) return false
     const ip = addressOrNone(clientIp, req)
     if (ip === undefined || ip === '' || !ipaddr.isValid(ip)) return false
-    if (exact.has(normalizeIp(ip, false))) return true
+    if (addresses.has(normalizeIp(ip, false))) return true
     if (ranges.length === 0) return false
     const address = ipaddr.process(ip)
     return ranges.some((range) => address.kind() === range[0].kind() && address.match(range))
