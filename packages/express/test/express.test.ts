@@ -71,6 +71,39 @@ describe.each([
     await request(server).get('/').set('x-user', 'b').expect(200)
   })
 
+  test('a 429 that throws while written (a message res.json cannot serialize) reaches the error handler', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      for (const later of [false, true]) {
+        const server = factory()
+        const base = { limit: 1, window: 60_000, message: () => ({ id: 1n }) }
+        // An async key: the verdict comes in a promise, settled by the middleware's async path.
+        const options: ExpressRateLimitOptions = later
+          ? { ...base, key: async () => Promise.resolve('k') }
+          : base
+        server.use(rateLimit(options))
+        server.get('/', (_req, res) => void res.json({ ok: true }))
+        server.use(
+          (
+            error: Error,
+            _req: express.Request,
+            res: express.Response,
+            _next: express.NextFunction,
+          ) => void res.status(500).send(`handled: ${error.message}`),
+        )
+        await request(server).get('/').expect(200)
+        const failed = await request(server).get('/').expect(500)
+        expect(failed.text).toBe('handled: Do not know how to serialize a BigInt')
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   test("a 429's JSON is res.json's: the app's json spaces are kept; repeated bodies are the same bytes", async () => {
     const clock = () => 60_000 * 1000
     const plain = app({ limit: 1, window: 60_000, algorithm: 'fixed-window', clock })
