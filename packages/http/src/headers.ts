@@ -106,32 +106,53 @@ function windowSeconds(policy: Policy): number {
   return Math.ceil(policy.windowMs / 1000)
 }
 
-// Policy fields depend only on a limiter's policies, which are fixed: computed once per limiter.
-const draft6Policies = new WeakMap<Policy, string>()
-const draft8Policies = new WeakMap<Policy, string>()
+/** A `RateLimit-Policy` value and the policies it lists, in order. */
+interface PolicyField {
+  readonly policies: readonly Policy[]
+  readonly field: string
+}
+
+/**
+ * Policy fields, by the first policy of a decision: a limiter's policies are fixed, but with
+ * `rules` requests that share a first rule may match different rules after it, so each list is
+ * kept with the policies it was made of and used only for those.
+ */
+const draft6Policies = new WeakMap<Policy, PolicyField[]>()
+const draft8Policies = new WeakMap<Policy, PolicyField[]>()
+
+function sameListed(known: PolicyField, outcomes: readonly PolicyDecision[]): boolean {
+  if (known.policies.length !== outcomes.length) return false
+  for (let i = 0; i < outcomes.length; i++)
+    if (known.policies[i] !== outcomes[i].policy) return false
+  return true
+}
 
 function policyField(decision: Decision, named: boolean): string {
   const cache = named ? draft8Policies : draft6Policies
-  const first = decision.policies[0].policy
-  let field = cache.get(first)
-  if (field === undefined) {
-    field = decision.policies
-      .map(({ policy }) => {
-        // A concurrency limit has a quota unit and no window (IETF draft: concurrent-requests).
-        if (policy.kind === 'concurrency') {
-          const unit = 'qu="concurrent-requests"'
-          return named
-            ? `${sfString(policy.name)};q=${policy.limit};${unit}`
-            : `${policy.limit};${unit}`
-        }
-        return named
-          ? `${sfString(policy.name)};q=${policy.limit};w=${windowSeconds(policy)}`
-          : `${policy.limit};w=${windowSeconds(policy)}`
-      })
-      .join(', ')
-    cache.set(first, field)
+  const outcomes = decision.policies
+  const first = outcomes[0].policy
+  let known = cache.get(first)
+  if (known === undefined) {
+    known = []
+    cache.set(first, known)
   }
+  for (const entry of known) if (sameListed(entry, outcomes)) return entry.field
+  const field = outcomes.map(({ policy }) => policyItem(policy, named)).join(', ')
+  // Bounded: the lists a first rule meets are its rule tree's few combinations.
+  if (known.length < 64) known.push({ policies: outcomes.map(({ policy }) => policy), field })
   return field
+}
+
+/** One policy's item in `RateLimit-Policy`. */
+function policyItem(policy: Policy, named: boolean): string {
+  // A concurrency limit has a quota unit and no window (IETF draft: concurrent-requests).
+  if (policy.kind === 'concurrency') {
+    const unit = 'qu="concurrent-requests"'
+    return named ? `${sfString(policy.name)};q=${policy.limit};${unit}` : `${policy.limit};${unit}`
+  }
+  return named
+    ? `${sfString(policy.name)};q=${policy.limit};w=${windowSeconds(policy)}`
+    : `${policy.limit};w=${windowSeconds(policy)}`
 }
 
 /** `RateLimit` of draft-8 and later: one item per policy. The binding one uses the shared reset. */

@@ -1,4 +1,5 @@
 import { createLimiter, type Decision } from '@sluice/core'
+import { resolvePolicy } from '@sluice/core/adapter'
 import { type HeaderOptions } from '@sluice/http'
 import {
   checkStandardHeaders,
@@ -59,6 +60,51 @@ describe('rate-limit headers', () => {
       )
     }
     expect(written).toEqual(['5', '5', '7', '1000000000', '5'])
+  })
+
+  test('RateLimit-Policy lists the policies of each decision, whichever came first', async () => {
+    // As with rules: two requests share their first policy and differ after it.
+    const route = resolvePolicy({ limit: 50, window: '1m', name: 'api.route' })
+    const user = resolvePolicy({ limit: 2, window: '1m', name: 'per-user' })
+    const outcome = (policy: typeof route) => ({
+      policy,
+      allowed: true,
+      remaining: 1,
+      resetMs: 60_000,
+      retryAfterMs: 0,
+      delayMs: 0,
+    })
+    const decisionOf = (...policies: (typeof route)[]): Decision =>
+      ({
+        ...outcome(policies[0]),
+        limit: policies[0].limit,
+        at: T0,
+        degraded: false,
+        policies: policies.map(outcome),
+      }) as unknown as Decision
+    const anonymous = decisionOf(route)
+    const signedIn = decisionOf(route, user)
+    for (const standard of ['draft-8', 'draft-6'] as const) {
+      const writer = createHeaderWriter({
+        legacy: false,
+        standard,
+        resetStyle: 'delta',
+        retryAfter: true,
+      })
+      const policyOf = (d: Decision) =>
+        Object.fromEntries(writer(d, responseTimes(d, T0, 'delta')))['RateLimit-Policy']
+      const seen = [anonymous, signedIn, anonymous, signedIn].map(policyOf)
+      expect(seen).toEqual(
+        standard === 'draft-8'
+          ? [
+              '"api.route";q=50;w=60',
+              '"api.route";q=50;w=60, "per-user";q=2;w=60',
+              '"api.route";q=50;w=60',
+              '"api.route";q=50;w=60, "per-user";q=2;w=60',
+            ]
+          : ['50;w=60', '50;w=60, 2;w=60', '50;w=60', '50;w=60, 2;w=60'],
+      )
+    }
   })
 
   test('draft-6, draft-7, draft-8 and draft-10 strings', async () => {
