@@ -16,6 +16,24 @@ function keyOf(key: unknown): string | undefined {
 }
 
 /** Sets `key` as an own property, `__proto__` included (an assignment would set the prototype). */
+/** What a rules value may be: text, a number, a boolean or null, as YAML's core schema reads them. */
+function isPlainScalar(value: unknown): boolean {
+  const type = typeof value
+  return value === null || type === 'string' || type === 'number' || type === 'boolean'
+}
+
+/**
+ * A tagged scalar read as something else (`!!binary` as bytes, a timestamp as a Date): refused
+ * where it is, before anything walks it (megabytes of `!!binary` were millions of entries).
+ */
+function notPlainScalar(path: (string | number)[], tag: string | undefined): Issue {
+  const where = path.length === 0 ? 'the rules' : `\`${pathLabel(path)}\``
+  return {
+    path,
+    message: `${where} is a ${tag ?? 'tagged'} value; rules values are text, numbers, booleans or null`,
+  }
+}
+
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') {
     Object.defineProperty(target, key, {
@@ -74,6 +92,7 @@ export function documentValue(document: Document): { value: unknown } | { issue:
     let value: unknown
     if (isScalar(node)) {
       value = node.value
+      if (!isPlainScalar(value)) return { issue: notPlainScalar(path, node.tag) }
     } else if (isMap(node)) {
       const object: Record<string, unknown> = {}
       const entries: Task[] = []

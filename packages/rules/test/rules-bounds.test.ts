@@ -52,6 +52,12 @@ function wideAliases(levels: number): string {
   return `${lines.join('\n')}\n`
 }
 
+/** A file under 8 MiB with a handful of value marks whose one `!!binary` scalar is 5.9 MB of bytes. */
+function binaryBomb(): string {
+  const bytes = Buffer.alloc(Math.floor(5.9 * 1024 * 1024), 7).toString('base64')
+  return `domain: api\ndescriptors: []\nx: !!binary ${bytes}\n`
+}
+
 function refusal(load: () => unknown): RulesError {
   try {
     load()
@@ -111,6 +117,16 @@ describe('hostile rules files are refused with a RulesError naming the file and 
     const document = { domain: 'api', descriptors: [], x: value } as unknown as RulesDocument
     expect(refusal(() => loadRules(document, { source: 'object' })).message).toMatch(
       /^object: `x(\.a)+` nests too deeply: values may nest at most 68 levels deep/,
+    )
+  })
+
+  test('a !!binary, or any tag read as something else than text, a number or a boolean, is refused', () => {
+    expect(refusal(() => parseRules(binaryBomb(), { source: 'bytes.yaml' })).message).toBe(
+      'bytes.yaml:3: `x` is a tag:yaml.org,2002:binary value; rules values are text, numbers, booleans or null',
+    )
+    const stamp = '%YAML 1.1\n---\ndomain: api\ndescriptors: []\nwhen: !!timestamp 2001-12-14\n'
+    expect(refusal(() => parseRules(stamp, { source: 'when.yaml' })).message).toContain(
+      '`when` is a tag:yaml.org,2002:timestamp value',
     )
   })
 
@@ -196,6 +212,7 @@ describe('files that are not regular, or too large, are not read', () => {
       ['laughs.yaml', laughs()],
       ['deep.json', nested(1000)],
       ['dense.yaml', `domain: api\ndescriptors: []\nx: [${'1,'.repeat(1_000_000)}1]\n`],
+      ['binary.yaml', binaryBomb()],
     ]
     for (const [name, text] of attacks) {
       const file = join(dir, name)
