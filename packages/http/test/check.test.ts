@@ -67,6 +67,15 @@ test('check under per-request limits and windows reads the request’s own tier'
   ])
 })
 
+test('legacyHeaders and retryAfterHeader are true or false: a string "false" is an error, not true', () => {
+  const make = (options: object) => () => createNodeHttpLimiter({ limit: 1, ...options }, DEFAULTS)
+  expect(make({ legacyHeaders: 'false' })).toThrow(
+    '`legacyHeaders` must be true or false; got "false"',
+  )
+  expect(make({ retryAfterHeader: 0 })).toThrow('`retryAfterHeader` must be true or false; got 0')
+  expect(make({ legacyHeaders: false, retryAfterHeader: true })).not.toThrow()
+})
+
 test('backoff and countRefusals are checked once, naming the option and the value', () => {
   const make = (options: object) => () => createNodeHttpLimiter({ limit: 1, ...options }, DEFAULTS)
   expect(make({ backoff: 'triple' })).toThrow(
