@@ -116,6 +116,15 @@ export class Batcher {
     }
   }
 
+  /**
+   * Sends the batches held for this turn now: an operation made after consumes in one turn (a
+   * peek, refund, penalty, block or reset) goes out after them on the same connection, so Redis
+   * runs them in the order they were made, as MemoryStore does.
+   */
+  sendPending(): void {
+    if (this.batches.size > 0) this.flush()
+  }
+
   /** `<prefix>:blocks` exists for at least `ms` more (a block was set, or a batch said so). */
   blocksFor(ms: number): void {
     this.blocksUntil = Math.max(this.blocksUntil, performance.now() + ms)

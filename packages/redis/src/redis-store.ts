@@ -182,6 +182,7 @@ export class RedisStore implements Store {
   }
 
   async peek(request: StoreRequest): Promise<StoreResult> {
+    this.batcher.sendPending()
     const plan = this.planner.plan(request.policies)
     // A peek counts nothing: no `at`.
     return { outcomes: (await this.run(plan, request, 'p', '', plan.decide)).outcomes }
@@ -189,6 +190,7 @@ export class RedisStore implements Store {
 
   /** With `at`: a refund, in the flat script where there is one. Without: a reward. */
   async refund(request: StoreRefund): Promise<void> {
+    this.batcher.sendPending()
     this.cache?.forget(request.key)
     const plan = this.planner.plan(request.policies)
     if (request.at === undefined) {
@@ -203,6 +205,7 @@ export class RedisStore implements Store {
 
   /** One round trip: the generic script's 'x' operation on every policy of the key. */
   async penalize(request: StoreRequest): Promise<void> {
+    this.batcher.sendPending()
     this.cache?.forget(request.key)
     const plan = this.planner.plan(request.policies)
     await this.run(plan, request, 'x', this.requestId(plan), plan.adjust)
@@ -210,6 +213,7 @@ export class RedisStore implements Store {
 
   /** Sets (or, with until <= now, lifts) the key's block: one round trip, the block script. */
   async block({ key, until, now }: StoreBlock): Promise<void> {
+    this.batcher.sendPending()
     this.cache?.forget(key)
     // A packed store keeps sliding-log limits in keys of their own (see run): both blocks.
     await Promise.all([this.packed?.block(key, until, now), this.blockKey(key, until, now)])
@@ -234,6 +238,7 @@ export class RedisStore implements Store {
   }
 
   async reset(key: string, policies: readonly Policy[], keys?: readonly string[]): Promise<void> {
+    this.batcher.sendPending()
     this.cache?.forget(key)
     const plan = this.planner.plan(policies)
     const packed = this.packed !== undefined && !plan.hasLog
