@@ -68,10 +68,20 @@ export const CONFLICT = Symbol('conflict')
 /** memjs marks a failed server as asleep through this field (read by `Client#server`). */
 type SleepyServer = Server & { wakeupAt?: number }
 
-/** The memcached expiration field for a lifetime of `seconds` (relative up to 30 days). */
+/**
+ * The last Unix time memcached takes as an expiration: the field is 32 bits on the wire, and
+ * memcached reads it signed (0xffffffff is -1, an item that expires at once). January 2038.
+ */
+const MAX_EXPIRATION = 0x7fff_ffff
+
+/**
+ * The memcached expiration field for a lifetime of `seconds` (relative up to 30 days, else a
+ * Unix time); a lifetime past January 2038 (a block for good, a window of centuries) ends then.
+ */
 export function expiration(seconds: number): number {
   const whole = Math.max(1, Math.ceil(seconds))
-  return whole <= MAX_RELATIVE_TTL_S ? whole : Math.ceil(Date.now() / 1000) + whole
+  if (whole <= MAX_RELATIVE_TTL_S) return whole
+  return Math.min(Math.ceil(Date.now() / 1000) + whole, MAX_EXPIRATION)
 }
 
 function frame(

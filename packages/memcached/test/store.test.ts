@@ -295,6 +295,19 @@ describe('concurrency', () => {
   })
 })
 
+test('a block for good, and windows of centuries, expire in 2038 at the latest instead of failing', async () => {
+  const store = new MemcachedStore({ servers: server.servers })
+  const key = freshKey()
+  const limiter = createLimiter({ limit: 5, window: '1m', store })
+  await limiter.block(key, Number.MAX_SAFE_INTEGER)
+  expect(await limiter.consume(key)).toMatchObject({ allowed: false, degraded: false })
+  const ages = createLimiter({ limit: 5, window: 5e12, algorithm: 'fixed-window', store })
+  const other = freshKey()
+  expect(await ages.consume(other)).toMatchObject({ allowed: true, degraded: false, remaining: 4 })
+  expect(await ages.consume(other)).toMatchObject({ allowed: true, degraded: false, remaining: 3 })
+  await store.close()
+})
+
 describe('failures', () => {
   async function consumeAll(limiter: ReturnType<typeof createLimiter>, key: string, n: number) {
     return Promise.allSettled(Array.from({ length: n }, () => limiter.consume(key)))
