@@ -57,7 +57,7 @@ export type {
   ResponseTimes,
 } from './headers'
 export type { BadKeyMode, KeyResult } from './key-result'
-export { sfString, isSfStringText, checkSfStringText } from './structured'
+export { sfString, isSfStringText, checkSfStringText, checkHeaderName } from './structured'
 export { createRefusalJson, JSON_CONTENT_TYPE } from './refusal-json'
 export { compileTrustProxy, forwardedEntries } from './trust'
 export type { TrustProxy, CompiledTrust } from './trust'

@@ -5,7 +5,7 @@
 import type { Decision, Store } from '@sluice/core'
 import type { HttpLimitOptions, LegacyHeaderNames } from '@sluice/http'
 import { checkBoolean, checkFunction, declareOptions, invalidOption } from '@sluice/core/adapter'
-import { checkAliasLimit, checkAliasMs, DEFAULT_LEGACY_NAMES } from '@sluice/http'
+import { checkAliasLimit, checkAliasMs, checkHeaderName, DEFAULT_LEGACY_NAMES } from '@sluice/http'
 import type { Context } from 'koa'
 import type { KoaAnswer } from '../middleware'
 import { durationWords } from './duration-words'
@@ -115,7 +115,7 @@ export const RATELIMIT_OPTIONS = declareOptions<RatelimitOptions>('koa-ratelimit
   driver: { doc: "where counts live: 'memory' or 'redis'; default: inferred from `db`" },
   db: { doc: 'a Map or an ioredis client' },
   headers: { doc: 'names of the headers' },
-  status: { doc: 'status of a rejection', default: 429 },
+  status: { doc: 'status of a rejection', default: 429, check: checkStatus },
 })
 
 /** The store and the algorithm the driver counts with (the peer's: see `db`). */
@@ -142,16 +142,22 @@ function storeOf(
   return { algorithm: 'sliding-log', store: redisStoreOn(db, namespace) }
 }
 
+/** koa-ratelimit's `status`, checked under its own name (the pipeline's is `statusCode`). */
+function checkStatus(value: unknown, option: string): void {
+  if (!Number.isInteger(value) || (value as number) < 400 || (value as number) > 599) {
+    invalidOption(option, value, 'an HTTP error status (400-599)')
+  }
+}
+
 function namesOf(headers: unknown): LegacyHeaderNames {
   if (headers === undefined) return DEFAULT_LEGACY_NAMES
   if (typeof headers !== 'object' || headers === null) {
     invalidOption('headers', headers, 'an object { remaining, reset, total }')
   }
   const { remaining, reset, total } = headers as Record<string, unknown>
+  // Checked here under koa-ratelimit's names: the pipeline would name its own (`limit`).
   for (const [name, value] of Object.entries({ remaining, reset, total })) {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) {
-      invalidOption(`headers.${name}`, value, 'a header name')
-    }
+    if (value !== undefined) checkHeaderName(value, `headers.${name}`)
   }
   return {
     limit: (total as string | undefined) ?? DEFAULT_LEGACY_NAMES.limit,

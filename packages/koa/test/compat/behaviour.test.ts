@@ -248,10 +248,12 @@ describe('koa-ratelimit options checked at creation', () => {
     [{ whitelist: ['127.0.0.1'] }, '`whitelist` must be a function'],
     [{ onLimited: true }, '`onLimited` must be a function; got true'],
     [{ errorMessage: { error: 'x' } }, '`errorMessage` must be a string'],
-    [{ status: 200 }, '`statusCode` must be an HTTP error status (400-599); got 200'],
+    [{ status: 200 }, '`status` must be an HTTP error status (400-599); got 200'],
     [{ throw: 'yes' }, '`throw` must be true or false; got "yes"'],
     [{ namespace: '' }, '`namespace` must be a non-empty string without braces; got ""'],
-    [{ headers: { total: 5 } }, '`headers.total` must be a header name; got 5'],
+    [{ headers: { total: 5 } }, '`headers.total` must be a header name'],
+    [{ headers: { total: 'bad name' } }, '`headers.total` must be a header name'],
+    [{ headers: { reset: '' } }, '`headers.reset` must be a header name'],
     [{ windowMs: 1000 }, '`windowMs` must be unset (not a koa-ratelimit option); got 1000'],
   ])('%j throws a ConfigError: %s', (options, message) => {
     const create = () => ratelimit(options as unknown as ratelimit.Options)
