@@ -4,11 +4,11 @@
  * the key operations). The Limiter contract itself is limiter/types.ts.
  */
 import type { Decision } from './decision'
-import type { ConsumeOptions, LimiterOptions } from './options'
+import type { ConsumeOptions, LimiterOptions, WaitUntil } from './options'
 import type { Policy } from './policy'
 import type { StoreRequest, StoreResult } from './store/types'
 import { boundedStoreCall } from './store-call/bounded'
-import { checkCost } from './limiter/checks'
+import { checkCost, checkWaitUntil } from './limiter/checks'
 import { combineOutcomes, shadowDecision } from './limiter/decisions'
 import { createObservation } from './limiter/observe'
 import { createOperations } from './limiter/operations'
@@ -50,8 +50,17 @@ export function buildLimiter(options: LimiterOptions): {
 
   const storeKey = storeKeyOf(prefix)
 
-  /** Not async: a promise chain costs one promise and one async frame fewer per decision. */
-  function decide(key: string, cost: number, look: boolean, maxDelayMs = 0): Promise<Decision> {
+  /**
+   * Not async: a promise chain costs one promise and one async frame fewer per decision.
+   * `waitUntil`: a consume's (ConsumeOptions), given what a timed-out call leaves running.
+   */
+  function decide(
+    key: string,
+    cost: number,
+    look: boolean,
+    maxDelayMs = 0,
+    waitUntil?: WaitUntil,
+  ): Promise<Decision> {
     let applied: readonly Policy[]
     let request: StoreRequest
     try {
@@ -71,6 +80,8 @@ export function buildLimiter(options: LimiterOptions): {
           () => store.consume(request),
           guard,
           undoLate === undefined ? undefined : (result) => undoLate(request, result),
+          false,
+          waitUntil,
         )
     return sent.then(
       (result) => decided(key, cost, look, applied, request, result, timed ? started : -1),
@@ -114,23 +125,28 @@ export function buildLimiter(options: LimiterOptions): {
   }
 
   /** A consume through the store's promise: decide's, named for the two callers below. */
-  function decideRemote(key: string, cost: number): Promise<Decision> {
-    return decide(key, cost, false)
+  function decideRemote(key: string, cost: number, waitUntil?: WaitUntil): Promise<Decision> {
+    return decide(key, cost, false, 0, waitUntil)
   }
 
-  /** A consume of a checked cost: synchronous for an in-process store, else through decide. */
-  const consumeCost: (key: string, cost: number) => Promise<Decision> =
+  /**
+   * A consume of a checked cost: synchronous for an in-process store (which leaves nothing
+   * running, so it takes no waitUntil), else through decide.
+   */
+  const consumeCost: (key: string, cost: number, waitUntil?: WaitUntil) => Promise<Decision> =
     decideNow === undefined ? decideRemote : decideNowAsPromise
 
-  /** consume(key, options): checks the cost, then decides as consume(key) does. */
+  /** consume(key, options): checks the cost and waitUntil, then decides as consume(key) does. */
   function consumeWithOptions(key: string, consumeOptions: ConsumeOptions): Promise<Decision> {
     let cost = 1
+    let waitUntil: WaitUntil | undefined
     try {
       if (consumeOptions?.cost !== undefined) cost = checkCost(consumeOptions.cost)
+      waitUntil = checkWaitUntil(consumeOptions?.waitUntil)
     } catch (error) {
       return Promise.reject(error)
     }
-    return consumeCost(key, cost)
+    return consumeCost(key, cost, waitUntil)
   }
 
   /** `get` and its alias `peek`: what a request would see now, counting nothing. */
@@ -161,13 +177,17 @@ export function buildLimiter(options: LimiterOptions): {
   }
   if (settings.refused !== undefined) registerRefusedKeys(limiter, settings.refused)
   const consumeChecked = decideNow ?? decideRemote
-  function consumeDirect(key: string, cost: number): Decision | Promise<Decision> {
+  function consumeDirect(
+    key: string,
+    cost: number,
+    waitUntil?: WaitUntil,
+  ): Decision | Promise<Decision> {
     try {
       checkCost(cost)
     } catch (error) {
       return Promise.reject(error)
     }
-    return consumeChecked(key, cost)
+    return consumeChecked(key, cost, waitUntil)
   }
   if (settings.concurrency === undefined) return { limiter, consumeDirect }
   return withConcurrency(limiter, { ...settings, gate: settings.concurrency })

@@ -7,7 +7,14 @@
 export { buildLimiter } from './create-limiter'
 export type { DirectConsume } from './limiter/types'
 export { combineOutcomes, degradedDecision } from './limiter/decisions'
-export { abortReason, badArgument, checkCost, checkMs, describeMode } from './limiter/checks'
+export {
+  abortReason,
+  badArgument,
+  checkCost,
+  checkMs,
+  checkWaitUntil,
+  describeMode,
+} from './limiter/checks'
 export { holdFor } from './limiter/wait'
 export { resolveStoreSettings } from './limiter/store-settings'
 export { boundedStoreCall, toStoreError } from './store-call/bounded'

@@ -82,6 +82,13 @@ export type SpareProbe = () => boolean
  */
 export type ThrottleMode = 'hard' | { soft: number } | { elastic: number; spare?: SpareProbe }
 
+/**
+ * Hands the platform work that must finish after the response is sent: Cloudflare Workers'
+ * `ctx.waitUntil`, Next.js's `event.waitUntil`. It must not throw (a throw is caught and
+ * logged once per store).
+ */
+export type WaitUntil = (promise: Promise<unknown>) => void
+
 /** The limiter's part of the request, as a fallback limiter sees it. */
 export interface ConsumeOptions {
   /**
@@ -89,6 +96,17 @@ export interface ConsumeOptions {
    * @default 1
    */
   cost?: number
+  /**
+   * For runtimes that cancel I/O still pending once the response is returned (Cloudflare
+   * Workers, Vercel's edge): when the store call times out (the request is answered without the
+   * store) and the store may still answer, `waitUntil` receives a promise that settles once that
+   * late reply, and the refund of what it charged, are done, so the platform keeps them running
+   * (docs/reliability.md). Called at most once per consume, and only then; never on an
+   * in-process store.
+   * @default undefined (the late reply is awaited in the background: right on a server, whose
+   * process keeps running)
+   */
+  waitUntil?: WaitUntil
 }
 
 /** A fallback for store failures: anything with `consume`, usually another Limiter. */

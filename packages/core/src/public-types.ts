@@ -8,6 +8,7 @@ export type {
   LimiterOptions,
   LimitOptions,
   ConsumeOptions,
+  WaitUntil,
   ThrottleMode,
   SpareProbe,
   StoreErrorMode,

@@ -3,7 +3,13 @@
  * Deno.serve, Cloudflare Workers, Next.js route handlers and middleware, and Node through any
  * Fetch bridge. Built on @sluice/core/web, so nothing of Node's is imported.
  */
-import { invalidOption, type Decision, type Limiter, type Store } from '@sluice/core/web'
+import {
+  invalidOption,
+  type Decision,
+  type Limiter,
+  type Store,
+  type WaitUntil,
+} from '@sluice/core/web'
 import { type RulesLimiter, type TrustProxy } from '@sluice/http'
 import { addressDefaults, addressKey, clientIpReader, platformIp } from './client-ip'
 import { createFetchLimiter, type FetchCheck, type FetchLimitOptions } from './limiter'
@@ -41,19 +47,33 @@ export type FetchHandler = (
 ) => Awaitable<Response>
 
 /**
- * `limited(request, handler)`: the handler's Response with rate-limit headers (those it carries
- * already, from the handler or an inner limiter, are kept), or the refusal. With `concurrency`,
- * the slot is held until the Response's body has been sent (read to its end, errored or
- * cancelled by the client): send the Response it returns.
+ * What hands the platform work that must outlive the response: Cloudflare Workers'
+ * ExecutionContext (`ctx`), Next.js middleware's NextFetchEvent (`event`).
+ */
+export interface WaitUntilContext {
+  waitUntil(promise: Promise<unknown>): void
+}
+
+/**
+ * `limited(request, handler, ctx?)`: the handler's Response with rate-limit headers (those it
+ * carries already, from the handler or an inner limiter, are kept), or the refusal. With
+ * `concurrency`, the slot is held until the Response's body has been sent (read to its end,
+ * errored or cancelled by the client): send the Response it returns.
+ *
+ * `ctx` (Workers' ExecutionContext, Next.js's NextFetchEvent): on a runtime that cancels I/O
+ * still pending once the response is returned, a store call that timed out (the request was
+ * answered by `onStoreError`) has its late reply and the refund of its charge kept running
+ * with `ctx.waitUntil`; without it they are cut off and the charge stays (docs/edge.md).
+ * Default: none (right on Node, Bun and Deno, which keep running).
  */
 export interface RateLimited {
-  (request: Request, handler: FetchHandler): Promise<Response>
+  (request: Request, handler: FetchHandler, ctx?: WaitUntilContext): Promise<Response>
   /**
-   * The decision and the headers to add, without running a handler. A limiter with
-   * `concurrency` rejects with a ConfigError: `check` never sees the response end, so the slot
-   * would never be given back (use `limited(request, handler)`).
+   * The decision and the headers to add, without running a handler; `ctx` as for `limited`. A
+   * limiter with `concurrency` rejects with a ConfigError: `check` never sees the response end,
+   * so the slot would never be given back (use `limited(request, handler)`).
    */
-  check(request: Request): Promise<FetchCheck>
+  check(request: Request, ctx?: WaitUntilContext): Promise<FetchCheck>
   /** The limiter of a fixed limit (undefined for per-tier limits and rules). */
   readonly limiter: Limiter | undefined
   readonly rulesLimiter: RulesLimiter | undefined
@@ -81,14 +101,19 @@ export function rateLimit(options: FetchRateLimitOptions = {}): RateLimited {
     signalOf: (request) => request.signal,
     methodOf: (request) => request.method,
   })
-  async function sluiceRateLimit(request: Request, handler: FetchHandler): Promise<Response> {
+  async function sluiceRateLimit(
+    request: Request,
+    handler: FetchHandler,
+    ctx?: WaitUntilContext,
+  ): Promise<Response> {
     if (typeof handler !== 'function') {
       invalidOption('handler', handler, 'a function (request) => Response')
     }
-    return limiter.handle(request, (decision) => handler(request, decision))
+    return limiter.handle(request, (decision) => handler(request, decision), waitUntilOf(ctx))
   }
   return Object.assign(sluiceRateLimit, {
-    check: limiter.check,
+    check: async (request: Request, ctx?: WaitUntilContext) =>
+      limiter.check(request, waitUntilOf(ctx)),
     limiter: limiter.core.limiter,
     rulesLimiter: limiter.core.rulesLimiter,
     store: limiter.core.store,
@@ -97,6 +122,22 @@ export function rateLimit(options: FetchRateLimitOptions = {}): RateLimited {
 }
 
 export default rateLimit
+
+/**
+ * `ctx.waitUntil` as the store call takes it (bound: Workers' refuses a detached call), or
+ * undefined without a `ctx`. Anything else is a ConfigError naming `ctx`.
+ */
+function waitUntilOf(ctx: WaitUntilContext | undefined): WaitUntil | undefined {
+  if (ctx === undefined) return undefined
+  if (typeof ctx !== 'object' || ctx === null || typeof ctx.waitUntil !== 'function') {
+    invalidOption(
+      'ctx',
+      ctx,
+      "an object with waitUntil(promise): Workers' ExecutionContext or Next.js's NextFetchEvent",
+    )
+  }
+  return (promise) => ctx.waitUntil(promise)
+}
 
 /**
  * The client-address key for `combineKeys`, e.g.
@@ -125,5 +166,5 @@ export type { AddressSource, MissingAddressKind, MissingAddressMode } from './cl
 export { FetchExchange } from './exchange'
 export { ConfigError, SluiceError, StoreError } from '@sluice/core/web'
 export { headerKey, userKey, combineKeys, normalizeIp } from '@sluice/http'
-export type { Decision } from '@sluice/core/web'
+export type { Decision, WaitUntil } from '@sluice/core/web'
 export type { HttpLimitOptions, StandardHeadersDraft, TrustProxy } from '@sluice/http'

@@ -3,7 +3,7 @@
  * request the verdict, the handler and the Response. @sluice/fetch (requests) and @sluice/hono
  * (contexts) both run it.
  */
-import { ConfigError, type Decision } from '@sluice/core/web'
+import { ConfigError, type Decision, type WaitUntil } from '@sluice/core/web'
 import {
   createRefusalJson,
   type FrameworkDefaults,
@@ -90,15 +90,20 @@ export interface FetchLimiter<Req> {
    * Decides `req`; runs `next` when it may pass and returns its Response with the headers (those
    * it already carries, from the handler or an inner limiter, are kept). With `concurrency`, the
    * returned Response's body gives the slot back once it has been read to its end, errors or is
-   * cancelled: send that Response, not the handler's.
+   * cancelled: send that Response, not the handler's. `waitUntil`: the request's hand-over of
+   * work that must outlive the response (see ConsumeOptions.waitUntil).
    */
-  handle(req: Req, next: (decision: Decision | undefined) => Awaitable<Response>): Promise<Response>
+  handle(
+    req: Req,
+    next: (decision: Decision | undefined) => Awaitable<Response>,
+    waitUntil?: WaitUntil,
+  ): Promise<Response>
   /**
    * Decides `req` without a handler. A limiter with `concurrency` rejects with a ConfigError:
    * `check` never sees the response end (a Next.js middleware never does), so its slot would
    * never be given back.
    */
-  check(req: Req): Promise<FetchCheck>
+  check(req: Req, waitUntil?: WaitUntil): Promise<FetchCheck>
   readonly core: HttpLimiter<Req, FetchExchange>
 }
 
@@ -132,10 +137,13 @@ export function createFetchLimiter<Req extends RequestLike>(
 
   const missingAddress = missingAddressPolicy(onMissingAddress, options.logger ?? console)
 
-  async function decide(req: Req): Promise<{ verdict: HttpVerdict; exchange: FetchExchange }> {
+  async function decide(
+    req: Req,
+    waitUntil: WaitUntil | undefined,
+  ): Promise<{ verdict: HttpVerdict; exchange: FetchExchange }> {
     const exchange = new FetchExchange(framework.signalOf(req))
     try {
-      return { verdict: await core.decide(req, exchange), exchange }
+      return { verdict: await core.decide(req, exchange, waitUntil), exchange }
     } catch (error) {
       // No address is found before anything is counted: nothing to give back.
       missingAddress(error)
@@ -177,8 +185,9 @@ export function createFetchLimiter<Req extends RequestLike>(
   async function handle(
     req: Req,
     next: (decision: Decision | undefined) => Awaitable<Response>,
+    waitUntil?: WaitUntil,
   ): Promise<Response> {
-    const { verdict, exchange } = await decide(req)
+    const { verdict, exchange } = await decide(req, waitUntil)
     if (verdict.action === 'reject') return refuse(verdict, exchange)
     let response: Response
     try {
@@ -190,9 +199,9 @@ export function createFetchLimiter<Req extends RequestLike>(
     return answer(req, verdict, exchange, response)
   }
 
-  async function check(req: Req): Promise<FetchCheck> {
+  async function check(req: Req, waitUntil?: WaitUntil): Promise<FetchCheck> {
     if (options.concurrency !== undefined) refuseConcurrency(options.concurrency)
-    const { verdict, exchange } = await decide(req)
+    const { verdict, exchange } = await decide(req, waitUntil)
     const finish = (response?: Response) => exchange.finish(response)
     if (verdict.action === 'reject') {
       const response = refuse(verdict, exchange)

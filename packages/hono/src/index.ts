@@ -10,7 +10,7 @@ import {
   MissingAddressError,
   type FetchLimitOptions,
 } from '@sluice/fetch'
-import { invalidOption, ConfigError, type Decision } from '@sluice/core/web'
+import { invalidOption, ConfigError, type Decision, type WaitUntil } from '@sluice/core/web'
 import { headerKey as requestHeaderKey, type RequestLike, type TrustProxy } from '@sluice/http'
 import type { Context, Env, MiddlewareHandler } from 'hono'
 import type { GetConnInfo } from 'hono/conninfo'
@@ -127,11 +127,15 @@ export function rateLimiter<E extends Env = Env>(
     c,
     next,
   ) => {
-    const response = await limiter.handle(c as Req, async (decision) => {
-      c.set('rateLimit', decision)
-      await next()
-      return c.res
-    })
+    const response = await limiter.handle(
+      c as Req,
+      async (decision) => {
+        c.set('rateLimit', decision)
+        await next()
+        return c.res
+      },
+      waitUntilOf(c),
+    )
     // Set on c.res in place unless the handler's Response was immutable and had to be copied,
     // or its body is watched to hold a concurrency slot until it has been sent.
     if (response !== c.res) c.res = response
@@ -140,6 +144,24 @@ export function rateLimiter<E extends Env = Env>(
 }
 
 export default rateLimiter
+
+/**
+ * The context's `executionCtx.waitUntil` (Cloudflare Workers), read only when a store call
+ * timed out: Hono's `c.executionCtx` throws where the app was given none (Node, Bun, Deno,
+ * which keep running after the response, so nothing is handed over there), and a throw per
+ * request would cost a stack each.
+ */
+function waitUntilOf(c: Context): WaitUntil {
+  return function waitUntil(promise) {
+    let ctx: { waitUntil(promise: Promise<unknown>): void }
+    try {
+      ctx = c.executionCtx
+    } catch {
+      return
+    }
+    ctx.waitUntil(promise)
+  }
+}
 
 /**
  * Keys by a request header (an API token), read from `c.req`: core's headerKey (first value of

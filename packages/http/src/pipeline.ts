@@ -8,6 +8,7 @@ import {
   type DirectConsume,
   type Limiter,
   type Decision,
+  type WaitUntil,
   SluiceError,
   checkPositiveInteger,
   gateOf,
@@ -107,14 +108,17 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
       r.rules === undefined
   }
 
-  /** decide for the fast-path configuration: the same steps as decideAsync, without awaits. */
-  readonly decideFast = (req: Req, res: Res): Awaitable<HttpVerdict> => {
+  /**
+   * decide for the fast-path configuration: the same steps as decideAsync, without awaits.
+   * `waitUntil` (HttpLimiter.decide) goes to the store call as is: nothing is built without one.
+   */
+  readonly decideFast = (req: Req, res: Res, waitUntil?: WaitUntil): Awaitable<HttpVerdict> => {
     const r = this.r
     if (r.proxy.armed) r.proxy.check(req)
     const key = boundKey(r.keyByIp(req))
     const units = r.cost as number
     const closed = r.refunds ? closing(res) : undefined
-    const decision = this.consumeDirect!(key, units)
+    const decision = this.consumeDirect!(key, units, waitUntil)
     // The `then` test written here, not through isPromise: this site's own type feedback sees
     // a Decision alone, so V8 answers it without a lookup along the prototype chain.
     if (typeof (decision as { then?: unknown }).then === 'function') {
@@ -122,7 +126,19 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
         this.conclude(req, res, this.counted(key, units, settled, closed)),
       )
     }
-    return this.conclude(req, res, this.counted(key, units, decision as Decision, closed))
+    const settled = decision as Decision
+    // Admitted with nothing to follow (no refund to watch, no hold, no slot, no refusals kept):
+    // the verdict at once, without the count's record that conclude reads.
+    if (
+      settled.allowed &&
+      closed === undefined &&
+      settled.delayMs === 0 &&
+      settled.slot === undefined &&
+      r.refusals === undefined
+    ) {
+      return this.allowVerdict(settled, key)
+    }
+    return this.conclude(req, res, this.counted(key, units, settled, closed))
   }
 
   /** A fast-path request's count: one limiter, no holds, no rules. */
@@ -157,7 +173,11 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     return key
   }
 
-  readonly decideAsync = async (req: Req, res: Res): Promise<HttpVerdict> => {
+  readonly decideAsync = async (
+    req: Req,
+    res: Res,
+    waitUntil?: WaitUntil,
+  ): Promise<HttpVerdict> => {
     const r = this.r
     if (r.proxy.armed) r.proxy.check(req)
     const closed = r.refunds ? closing(res) : undefined
@@ -170,7 +190,7 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     let counted: Counted | undefined
     if (held !== undefined) r.holds.waiting++
     try {
-      counted = await this.count(req, key, units, held, closed)
+      counted = await this.count(req, key, units, held, closed, waitUntil)
     } catch (error) {
       if (held?.signal.aborted) return r.rejections.aborted(key)
       throw error
@@ -181,24 +201,29 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     return counted === undefined ? PASS : this.conclude(req, res, counted)
   }
 
-  /** The one store call: through the rules, or the request's limiter; waits when queued. */
+  /**
+   * The one store call: through the rules, or the request's limiter; waits when queued.
+   * `waitUntil` keeps a timed-out call's late reply and refund running (ConsumeOptions).
+   */
   private async count(
     req: Req,
     key: string,
     units: number,
     held: { signal: AbortSignal } | undefined,
     closed: Promise<void> | undefined,
+    waitUntil: WaitUntil | undefined,
   ): Promise<Counted | undefined> {
     const r = this.r
     if (r.rules !== undefined) {
       const entries = await r.rules.descriptors(req)
       const result: RulesDecision =
         held === undefined
-          ? await r.rules.limiter.consume(entries, { cost: units })
+          ? await r.rules.limiter.consume(entries, { cost: units, waitUntil })
           : await r.rules.limiter.wait(entries, {
               cost: units,
               maxWaitMs: r.maxWaitMs!,
               signal: held.signal,
+              waitUntil,
             })
       if (result.decision === undefined) return undefined
       return {
@@ -216,8 +241,13 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     const decision = tier?.refusesAll
       ? nothingPasses(limiter.policies[0]!, limiter.clock())
       : held === undefined
-        ? await limiter.consume(key, { cost: units })
-        : await limiter.wait(key, { cost: units, maxWaitMs: r.maxWaitMs, signal: held.signal })
+        ? await limiter.consume(key, { cost: units, waitUntil })
+        : await limiter.wait(key, {
+            cost: units,
+            maxWaitMs: r.maxWaitMs,
+            signal: held.signal,
+            waitUntil,
+          })
     return { key, units, decision, held, rules: undefined, limiter, closed }
   }
 
@@ -247,9 +277,7 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
     if (decision.slot !== undefined) releaseOnClose(res, decision.slot)
     if (decision.allowed) {
       r.refusals?.clear(key)
-      // The instant the limiter decided at: exact for refunds, and no second clock read.
-      const headers = r.writeHeaders(decision, responseTimes(decision, decision.at, r.resetStyle))
-      const verdict: AllowVerdict = { action: 'allow', decision, headers, key }
+      const verdict = this.allowVerdict(decision, key)
       // leaky-bucket shaping: hold the request so output leaves at the configured rate (a
       // queued request was already held for its slot).
       if (counted.held === undefined && decision.delayMs > 0) {
@@ -269,6 +297,16 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
       )
     }
     return this.refuse(req, decision, counted, refusals)
+  }
+
+  /** An admitted request's verdict: its headers, at the instant the limiter decided. */
+  private allowVerdict(decision: Decision, key: string): AllowVerdict {
+    // decision.at: exact for refunds, and no second clock read.
+    const headers = this.r.writeHeaders(
+      decision,
+      responseTimes(decision, decision.at, this.r.resetStyle),
+    )
+    return { action: 'allow', decision, headers, key }
   }
 
   /** Holds the refused key out for its backoff (in the store); the decision with that wait. */
@@ -364,9 +402,9 @@ export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
     const resolved = resolveHttpOptions(options, defaults, createRulesLimiter)
     const pipeline = new Pipeline(resolved)
     const decideNow = pipeline.fast ? pipeline.decideFast : pipeline.decideAsync
-    function decide(req: Req, res: Res): Promise<HttpVerdict> {
+    function decide(req: Req, res: Res, waitUntil?: WaitUntil): Promise<HttpVerdict> {
       try {
-        return Promise.resolve(decideNow(req, res))
+        return Promise.resolve(decideNow(req, res, waitUntil))
       } catch (error) {
         return Promise.reject(error)
       }

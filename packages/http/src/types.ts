@@ -18,6 +18,7 @@ import type {
   WindowAnchor,
   Store,
   BreakerOptions,
+  WaitUntil,
 } from '@sluice/core/web'
 import type { DescriptorEntry } from './rules/compile'
 import type { RulesLimiter, RulesSource } from './rules/limiter'
@@ -285,14 +286,19 @@ export type HttpVerdict = PassVerdict | AllowVerdict | RejectVerdict
 
 /** Options resolved once; `decide` runs per request. */
 export interface HttpLimiter<Req, Res extends ResponseLike = ResponseLike> {
-  /** Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`. */
-  decide(req: Req, res: Res): Promise<HttpVerdict>
+  /**
+   * Runs skip, key, lists, the one store call, headers, ban and hold; tracks refunds on `res`.
+   * `waitUntil`: the request's hand-over of work that must outlive the response (Workers'
+   * `ctx.waitUntil`), given to the store call (core's ConsumeOptions.waitUntil); adapters on
+   * runtimes that keep running after the response pass none.
+   */
+  decide(req: Req, res: Res, waitUntil?: WaitUntil): Promise<HttpVerdict>
   /**
    * `decide` without the promise when none is needed: the verdict itself in the common
    * configuration (in-process store, no async option), else a promise of it. It may throw where
    * `decide` rejects. For adapters' hot paths.
    */
-  decideNow(req: Req, res: Res): HttpVerdict | Promise<HttpVerdict>
+  decideNow(req: Req, res: Res, waitUntil?: WaitUntil): HttpVerdict | Promise<HttpVerdict>
   /** The limiter of a fixed limit (undefined for per-tier limits and rules): for tests and `reset`. */
   readonly limiter: Limiter | undefined
   /** The rules limiter when the `rules` option is given. */

@@ -5,6 +5,7 @@
  * store grants after its call timed out is given back at once, so a hang never leaks one.
  */
 import type { Clock } from '../clock'
+import type { WaitUntil } from '../options'
 import { boundedStoreCall, type StoreGuard } from '../store-call/bounded'
 import type { StoreLogger } from '../store-call/health'
 import type { ConcurrencyPolicy } from './policy'
@@ -58,12 +59,15 @@ export class ConcurrencyGate {
     private readonly logger: StoreLogger,
   ) {}
 
-  /** A slot for `key`, waiting for one up to `maxWaitMs`; rejects with the store's failure. */
-  async acquire(key: string): Promise<SlotAttempt> {
-    const first = await this.tryAcquire(key)
+  /**
+   * A slot for `key`, waiting for one up to `maxWaitMs`; rejects with the store's failure.
+   * `waitUntil` (ConsumeOptions) keeps a timed-out attempt's late reply running.
+   */
+  async acquire(key: string, waitUntil?: WaitUntil): Promise<SlotAttempt> {
+    const first = await this.tryAcquire(key, waitUntil)
     const { maxWaitMs, maxWaiting } = this.policy
     if (first.lease !== undefined || maxWaitMs === 0 || this.waiting >= maxWaiting) return first
-    return this.wait(key, performance.now() + maxWaitMs, first)
+    return this.wait(key, performance.now() + maxWaitMs, first, waitUntil)
   }
 
   /** Slots of `key` taken now. */
@@ -71,7 +75,12 @@ export class ConcurrencyGate {
     return boundedStoreCall(() => this.slots.count(key, this.clock()), this.guard)
   }
 
-  private async wait(key: string, deadline: number, last: SlotAttempt): Promise<SlotAttempt> {
+  private async wait(
+    key: string,
+    deadline: number,
+    last: SlotAttempt,
+    waitUntil: WaitUntil | undefined,
+  ): Promise<SlotAttempt> {
     let queue = this.queues.get(key)
     if (queue === undefined) this.queues.set(key, (queue = []))
     let wake!: () => void
@@ -94,7 +103,7 @@ export class ConcurrencyGate {
           wake = done
         })
         if (queue[0] !== waiter) continue
-        last = await this.tryAcquire(key)
+        last = await this.tryAcquire(key, waitUntil)
         if (last.lease !== undefined) return last
       }
     } finally {
@@ -105,7 +114,7 @@ export class ConcurrencyGate {
     }
   }
 
-  private async tryAcquire(key: string): Promise<SlotAttempt> {
+  private async tryAcquire(key: string, waitUntil: WaitUntil | undefined): Promise<SlotAttempt> {
     const request: SlotRequest = {
       key,
       holder: `${holderPrefix()}:${++holders}`,
@@ -116,10 +125,11 @@ export class ConcurrencyGate {
     const reply = await boundedStoreCall(
       () => this.slots.acquire(request),
       this.guard,
-      (late: SlotReply) => {
+      (late: SlotReply) =>
         // Granted after the caller was answered without the store: nobody holds it.
-        if (late.acquired) void this.send(() => this.slots.release(this.at(request)), true)
-      },
+        late.acquired ? this.send(() => this.slots.release(this.at(request)), true) : undefined,
+      false,
+      waitUntil,
     )
     if (!reply.acquired) return { lease: undefined, inFlight: reply.inFlight }
     this.held++

@@ -6,7 +6,7 @@
 import type { DirectConsume, Limiter } from '../limiter/types'
 import type { Decision, PolicyDecision } from '../decision'
 import { ConfigError } from '../errors'
-import { checkCost } from '../limiter/checks'
+import { checkCost, checkWaitUntil } from '../limiter/checks'
 import { degradedDecision } from '../limiter/decisions'
 import { storeKeyOf } from '../limiter/store-key'
 import { registerRefusedKeys, type RefusedKeys } from '../metrics/top-refused'
@@ -121,10 +121,11 @@ export function withConcurrency(
 
   async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
     const cost = options?.cost === undefined ? 1 : checkCost(options.cost)
+    const waitUntil = checkWaitUntil(options?.waitUntil)
     const slotKey = concurrencySlotKey(storeKey(key), gate.policy.limit)
     let attempt: SlotAttempt
     try {
-      attempt = await gate.acquire(slotKey)
+      attempt = await gate.acquire(slotKey, waitUntil)
     } catch (error) {
       return answerStoreError(error, key, cost)
     }
@@ -144,7 +145,7 @@ export function withConcurrency(
     if (!rated) return reported(key, cost, slotDecision(slot, c.clock(), lease))
     let rate: Decision
     try {
-      rate = await rateConsume(key, { cost })
+      rate = await rateConsume(key, { cost, waitUntil })
     } catch (error) {
       await lease.release()
       throw error
@@ -168,6 +169,6 @@ export function withConcurrency(
   if (c.refused !== undefined) registerRefusedKeys(wrapped, c.refused)
   return {
     limiter: wrapped,
-    consumeDirect: (key, cost) => consume(key, { cost }),
+    consumeDirect: (key, cost, waitUntil) => consume(key, { cost, waitUntil }),
   }
 }

@@ -1,10 +1,11 @@
 /**
  * Owns the checks a limiter makes of its options and of each call's arguments: the store, the
- * onStoreError mode, costs, durations, keys, and what an aborted wait rejects with.
+ * onStoreError mode, costs, a consume's waitUntil, durations, keys, and what an aborted wait
+ * rejects with.
  */
 import { describeValue, invalidOption, SluiceError } from '../errors'
 import { checkFiniteNumber, checkPositiveInteger } from '../option-checks'
-import type { StoreErrorMode } from '../options'
+import type { StoreErrorMode, WaitUntil } from '../options'
 import type { Store } from '../store/types'
 
 export function checkStore(store: unknown): Store {
@@ -45,6 +46,14 @@ export function badArgument(name: string, value: unknown, expected: string): nev
     'ERR_SLUICE_ARGUMENT',
     `\`${name}\` must be ${expected}; got ${describeValue(value)}`,
   )
+}
+
+/** A consume's `waitUntil`: undefined or a function (it is called only when a call times out). */
+export function checkWaitUntil(waitUntil: unknown): WaitUntil | undefined {
+  if (waitUntil !== undefined && typeof waitUntil !== 'function') {
+    badArgument('waitUntil', waitUntil, 'a function (promise) => void, e.g. ctx.waitUntil')
+  }
+  return waitUntil as WaitUntil | undefined
 }
 
 export function checkCost(cost: unknown): number {

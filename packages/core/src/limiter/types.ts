@@ -6,7 +6,7 @@
 import type { Clock } from '../clock'
 import type { Decision } from '../decision'
 import type { RefusedKey } from '../metrics/top-refused'
-import type { ConsumeOptions } from '../options'
+import type { ConsumeOptions, WaitUntil } from '../options'
 import type { Policy } from '../policy'
 import type { Store } from '../store/types'
 
@@ -20,6 +20,12 @@ export interface WaitOptions {
   maxWaitMs?: number
   /** Aborting gives the reserved slot back and rejects the wait with the signal's reason. @default undefined */
   signal?: AbortSignal
+  /**
+   * Keeps a timed-out store call's late reply and its refund running where the runtime cancels
+   * I/O pending after the response (Cloudflare Workers): see ConsumeOptions.waitUntil.
+   * @default undefined
+   */
+  waitUntil?: WaitUntil
 }
 
 export interface RefundOptions {
@@ -71,5 +77,12 @@ export interface Limiter {
   readonly clock: Clock
 }
 
-/** What `consume(key, { cost })` decides: at once when the store is in-process, else its promise. */
-export type DirectConsume = (key: string, cost: number) => Decision | Promise<Decision>
+/**
+ * What `consume(key, { cost, waitUntil })` decides: at once when the store is in-process, else
+ * its promise. `waitUntil` is not checked here (the HTTP pipeline passes its adapter's own).
+ */
+export type DirectConsume = (
+  key: string,
+  cost: number,
+  waitUntil?: WaitUntil,
+) => Decision | Promise<Decision>

@@ -8,7 +8,8 @@ import { listNames } from '../algorithms/registry'
 import { METER_ALGORITHMS } from '../policy'
 import { boundedStoreCall } from '../store-call/bounded'
 import type { WaitOptions } from './types'
-import { abortReason, badArgument, checkCost, checkKey, checkMs } from './checks'
+import type { WaitUntil } from '../options'
+import { abortReason, badArgument, checkCost, checkKey, checkMs, checkWaitUntil } from './checks'
 import type { LimiterSettings } from './settings'
 import { storeKeyOf } from './store-key'
 
@@ -37,7 +38,13 @@ export function holdFor<T>(
   })
 }
 
-type Decide = (key: string, cost: number, look: boolean, maxDelayMs?: number) => Promise<Decision>
+type Decide = (
+  key: string,
+  cost: number,
+  look: boolean,
+  maxDelayMs?: number,
+  waitUntil?: WaitUntil,
+) => Promise<Decision>
 
 export function createWait(
   s: LimiterSettings,
@@ -92,9 +99,12 @@ export function createWait(
     ) {
       badArgument('signal', signal, 'an AbortSignal')
     }
+    const waitUntil = checkWaitUntil(waitOptions?.waitUntil)
     if (signal?.aborted) return Promise.reject(abortReason(signal))
     // A shadow limiter never holds anyone: it decides (and reports) as consume does.
-    if (shadow) return decide(key, cost, false)
-    return decide(key, cost, false, maxWaitMs).then((decision) => hold(key, cost, decision, signal))
+    if (shadow) return decide(key, cost, false, 0, waitUntil)
+    return decide(key, cost, false, maxWaitMs, waitUntil).then((decision) =>
+      hold(key, cost, decision, signal),
+    )
   }
 }

@@ -1,4 +1,5 @@
-// Store-call deadlines: one FIFO and one timer per timeoutMs for every call in flight.
+// Store-call deadlines: one FIFO and one timer per timeoutMs for every call in flight; a timer
+// per call where timers end with the request that set them (Cloudflare Workers).
 import { StoreError, withoutStack } from '../errors'
 import { unrefTimer } from '../timers'
 
@@ -7,6 +8,14 @@ export interface PendingCall {
   readonly deadline: number
   settled: boolean
   reject: (error: StoreError) => void
+}
+
+/** Where a limiter's store calls get their deadlines: one per `timeoutMs` value. */
+export interface Deadlines {
+  /** A call just sent: `reject` fails it once its `timeoutMs` has passed unsettled. */
+  add(reject: (error: StoreError) => void): PendingCall
+  /** The call settled in time: its deadline is dropped. */
+  settle(call: PendingCall): void
 }
 
 const ignore = (): void => {}
@@ -20,7 +29,7 @@ const PASSED: PendingCall = { deadline: 0, settled: true, reject: ignore }
  * clearTimeout per call (a measurable share of a Redis decision at tens of thousands a second).
  * The timer is unref'd: the store's own connection keeps the process alive while a call is out.
  */
-export class DeadlineQueue {
+export class DeadlineQueue implements Deadlines {
   private calls: PendingCall[] = []
   private head = 0
   private timer: NodeJS.Timeout | undefined
@@ -86,24 +95,71 @@ export class DeadlineQueue {
     this.trim()
   }
 
-  /** Raised from this timer, a stack would only show the timer (see withoutStack). */
   private timeoutError(): StoreError {
-    return withoutStack(
-      () =>
-        new StoreError(`store call took longer than timeoutMs (${this.timeoutMs} ms)`, {
-          code: 'ERR_SLUICE_STORE_TIMEOUT',
-        }),
-    )
+    return timeoutError(this.timeoutMs)
   }
 }
 
-const deadlineQueues = new Map<number, DeadlineQueue>()
+/** Raised from a timer, a stack would only show the timer (see withoutStack). */
+function timeoutError(timeoutMs: number): StoreError {
+  return withoutStack(
+    () =>
+      new StoreError(`store call took longer than timeoutMs (${timeoutMs} ms)`, {
+        code: 'ERR_SLUICE_STORE_TIMEOUT',
+      }),
+  )
+}
 
-/** The process-wide queue of calls that share one `timeoutMs`. */
-export function deadlinesFor(timeoutMs: number): DeadlineQueue {
+/** A call with a timer of its own (RequestDeadlines). */
+interface TimedCall extends PendingCall {
+  timer: ReturnType<typeof setTimeout> | undefined
+}
+
+/**
+ * A timer per call, armed in the request that made the call. Cloudflare Workers end a
+ * request's timers with it (in workerd, a timer set by a request that has returned never
+ * fires, even while other requests run): a timer shared by the calls of several requests died
+ * with the first of them, and no call of that isolate timed out again.
+ */
+export class RequestDeadlines implements Deadlines {
+  constructor(private readonly timeoutMs: number) {}
+
+  add(reject: (error: StoreError) => void): PendingCall {
+    const call: TimedCall = {
+      deadline: performance.now() + this.timeoutMs,
+      settled: false,
+      reject,
+      timer: undefined,
+    }
+    call.timer = setTimeout(() => {
+      if (call.settled) return
+      call.settled = true
+      call.reject = ignore
+      reject(timeoutError(this.timeoutMs))
+    }, this.timeoutMs)
+    return call
+  }
+
+  settle(call: PendingCall): void {
+    call.settled = true
+    call.reject = ignore
+    clearTimeout((call as TimedCall).timer)
+  }
+}
+
+/** Cloudflare Workers, by their documented user agent: timers end with their request. */
+function timersEndWithRequest(): boolean {
+  const agent = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent
+  return agent === 'Cloudflare-Workers'
+}
+
+const deadlineQueues = new Map<number, Deadlines>()
+
+/** The deadlines of calls that share one `timeoutMs`: process-wide, or per call on Workers. */
+export function deadlinesFor(timeoutMs: number): Deadlines {
   let queue = deadlineQueues.get(timeoutMs)
   if (queue === undefined) {
-    queue = new DeadlineQueue(timeoutMs)
+    queue = timersEndWithRequest() ? new RequestDeadlines(timeoutMs) : new DeadlineQueue(timeoutMs)
     deadlineQueues.set(timeoutMs, queue)
   }
   return queue

@@ -6,6 +6,7 @@ import {
   withoutStack,
   type StoreErrorCode,
 } from '../errors'
+import type { WaitUntil } from '../options'
 import { storeName } from './store-name'
 
 /** Receives the outage lines (one when a store starts failing, one when it recovers). */
@@ -110,6 +111,7 @@ export class StoreHealth {
   private probeOut = false
   private failingSince = -1
   private answeredWithout = 0
+  private handOverFailed = false
   /** The limiters' top refused keys, held weakly: a dropped limiter drops out of the lines. */
   private readonly refused = new Set<WeakRef<RefusedNote>>()
 
@@ -167,6 +169,22 @@ export class StoreHealth {
       this.open()
       this.logger.warn(
         `[sluice] ${this.name}: circuit breaker open after ${this.failuresInRow} failures in a row; probing again every ${this.settings.coolOffMs} ms`,
+      )
+    }
+  }
+
+  /**
+   * Gives `waitUntil` the work a timed-out call left running. A waitUntil that throws must not
+   * change the decision: caught, and logged once per store (a broken one throws every time).
+   */
+  handOver(waitUntil: WaitUntil, late: Promise<unknown>): void {
+    try {
+      waitUntil(late)
+    } catch (error) {
+      if (this.handOverFailed) return
+      this.handOverFailed = true
+      this.logger.warn(
+        `[sluice] waitUntil threw, so a late reply of ${this.name} may be cut off with its refund (logged once): ${String(error)}`,
       )
     }
   }

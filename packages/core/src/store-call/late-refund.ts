@@ -5,7 +5,8 @@ import type { Store, StoreRefund, StoreRequest, StoreResult } from '../store/typ
 import { boundedStoreCall, type StoreGuard } from './bounded'
 import type { StoreLogger } from './health'
 
-export type LateRefund = (request: StoreRequest, result: StoreResult) => void
+/** Undoes a late consume's charge; the promise of that refund (it never rejects), if one went. */
+export type LateRefund = (request: StoreRequest, result: StoreResult) => Promise<void> | undefined
 
 export function lateRefund(
   store: Store,
@@ -14,17 +15,20 @@ export function lateRefund(
   logger: StoreLogger,
 ): LateRefund {
   return function undoLate(request, result) {
-    if (request.cost <= 0) return
-    for (const outcome of result.outcomes) if (!outcome.allowed) return
+    if (request.cost <= 0) return undefined
+    for (const outcome of result.outcomes) if (!outcome.allowed) return undefined
     const refund: StoreRefund =
       result.at === undefined
         ? arrivalRefund(request, store, clock())
         : chargedRefund(request, result.at)
-    boundedStoreCall(() => store.refund(refund), guard, undefined, true).catch((error: unknown) => {
-      logger.warn(
-        `[sluice] a late charge of ${request.cost} to key ${JSON.stringify(request.key)} could not be refunded: ${String(error)}`,
-      )
-    })
+    // Returned, not dropped: a runtime that cuts pending I/O (waitUntil) must keep it running.
+    return boundedStoreCall(() => store.refund(refund), guard, undefined, true).catch(
+      (error: unknown) => {
+        logger.warn(
+          `[sluice] a late charge of ${request.cost} to key ${JSON.stringify(request.key)} could not be refunded: ${String(error)}`,
+        )
+      },
+    )
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type PolicyOutcome,
   prefixedKey,
   type StoreRequest,
+  type WaitUntil,
 } from '@sluice/core/web'
 import type { DescriptorEntry, MatchedRule, RuleSet } from './compile'
 
@@ -42,8 +43,11 @@ export interface RulesDeciderContext {
   readonly rules: () => RuleSet
   readonly prefix: string
   readonly clock: Clock
-  /** The guarded store call: outcomes, or a StoreError. */
-  readonly call: (request: StoreRequest) => Promise<readonly PolicyOutcome[]>
+  /** The guarded store call: outcomes, or a StoreError; `waitUntil` is the consume's. */
+  readonly call: (
+    request: StoreRequest,
+    waitUntil: WaitUntil | undefined,
+  ) => Promise<readonly PolicyOutcome[]>
   readonly onStoreError: 'throw' | 'allow' | 'deny'
   /** Undefined without an `onDecision` hook: nothing is measured or built for events then. */
   readonly report: DecisionReporter | undefined
@@ -125,6 +129,7 @@ export function createRulesDecider(ctx: RulesDeciderContext) {
     called: readonly MatchedRule[],
     cost: number,
     maxDelayMs: number,
+    waitUntil: WaitUntil | undefined,
   ): Promise<Call> {
     const now = clock()
     const request: StoreRequest = {
@@ -137,7 +142,7 @@ export function createRulesDecider(ctx: RulesDeciderContext) {
     }
     const started = report === undefined ? 0 : performance.now()
     try {
-      const outcomes = await ctx.call(request)
+      const outcomes = await ctx.call(request, waitUntil)
       return { now, outcomes, latencyMs: report === undefined ? 0 : performance.now() - started }
     } catch (error) {
       if (report !== undefined) reportFailure(called, cost, now, performance.now() - started, error)
@@ -169,11 +174,14 @@ export function createRulesDecider(ctx: RulesDeciderContext) {
    * Decides one request: each matched rule is enforced in ONE store call, all-or-nothing. When
    * only shadow rules would reject, the request is admitted and the enforced rules count it in a
    * second call (so a shadow rule never blocks, and a request it would reject takes nothing).
+   * The second call goes only after the first was answered in time, so at most one times out:
+   * `waitUntil` is handed one call's late work at most.
    */
   return async function decide(
     entries: readonly DescriptorEntry[],
     cost: number,
     maxDelayMs: number,
+    waitUntil?: WaitUntil,
   ): Promise<RulesDecision> {
     const set = ctx.rules()
     const group = prefixedKey(ctx.prefix, set.domain)
@@ -181,7 +189,7 @@ export function createRulesDecider(ctx: RulesDeciderContext) {
     const none = { matches, shadowRejected: NO_MATCHES, counted: NO_MATCHES, group }
     if (matches.length === 0) return { decision: undefined, ...none }
     const enforced = matches.filter((m) => !m.shadow)
-    const first = await count(group, matches, cost, maxDelayMs)
+    const first = await count(group, matches, cost, maxDelayMs, waitUntil)
     const outcomes = first.outcomes
     if (outcomes === undefined) return { decision: degraded(enforced, first.now), ...none }
     const shadowRejected = matches.filter((m, i) => m.shadow && !outcomes[i].allowed)
@@ -213,7 +221,7 @@ export function createRulesDecider(ctx: RulesDeciderContext) {
         first,
       )
     }
-    const second = await count(group, enforced, cost, maxDelayMs)
+    const second = await count(group, enforced, cost, maxDelayMs, waitUntil)
     if (second.outcomes === undefined) {
       return { ...none, decision: degraded(enforced, second.now), shadowRejected }
     }

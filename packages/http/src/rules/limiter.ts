@@ -8,6 +8,7 @@ import {
   boundedStoreCall,
   checkCost,
   checkMs,
+  checkWaitUntil,
   describeMode,
   resolveStoreSettings,
   type BreakerOptions,
@@ -20,6 +21,7 @@ import {
   type PolicyOutcome,
   type Store,
   type StoreRequest,
+  type WaitUntil,
   holdFor,
 } from '@sluice/core/web'
 import type { DescriptorEntry, RuleSet } from './compile'
@@ -67,6 +69,13 @@ export interface RulesLimiterOptions {
 export interface RulesConsumeOptions {
   /** Units to take. @default 1 */
   cost?: number
+  /**
+   * Keeps a timed-out store call's late reply and its refund running where the runtime cancels
+   * I/O pending after the response (Cloudflare Workers' `ctx.waitUntil`): see core's
+   * ConsumeOptions.waitUntil.
+   * @default undefined
+   */
+  waitUntil?: WaitUntil
 }
 
 export interface RulesWaitOptions extends RulesConsumeOptions {
@@ -187,11 +196,16 @@ export function createRulesLimiterWith(
   )
   const rules = resolveRules(options.rules, options.logger, open)
 
-  function call(request: StoreRequest): Promise<readonly PolicyOutcome[]> {
+  function call(
+    request: StoreRequest,
+    waitUntil: WaitUntil | undefined,
+  ): Promise<readonly PolicyOutcome[]> {
     return boundedStoreCall(
       () => store.consume(request),
       guard,
       undoLate === undefined ? undefined : (result) => undoLate(request, result),
+      false,
+      waitUntil,
     ).then(
       (result) => result.outcomes,
       (error: unknown) => {
@@ -243,7 +257,12 @@ export function createRulesLimiterWith(
     clock,
     consume(entries, consumeOptions) {
       try {
-        return decide(entries, costOf(consumeOptions?.cost), 0)
+        return decide(
+          entries,
+          costOf(consumeOptions?.cost),
+          0,
+          checkWaitUntil(consumeOptions?.waitUntil),
+        )
       } catch (error) {
         return Promise.reject(error)
       }
@@ -253,7 +272,7 @@ export function createRulesLimiterWith(
       const maxWaitMs = checkMs(waitOptions?.maxWaitMs, 'maxWaitMs', true)
       const signal = waitOptions.signal
       if (signal?.aborted) throw abortReason(signal)
-      const result = await decide(entries, cost, maxWaitMs)
+      const result = await decide(entries, cost, maxWaitMs, checkWaitUntil(waitOptions.waitUntil))
       const decision = result.decision
       if (decision === undefined || !decision.allowed || decision.delayMs <= 0) return result
       const giveBack = async (): Promise<never> => {
