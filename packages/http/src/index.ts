@@ -26,7 +26,8 @@ export type {
   IpKeyOptions,
 } from './keys'
 export { createHttpLimiter } from './web-host'
-export { httpLimiterFactory, refusePeerNames, type PeerNames, HTTP_OPTION_NAMES } from './pipeline'
+export { refusePeerNames, type PeerNames, HTTP_OPTION_NAMES } from './pipeline'
+export { httpLimiterFactory } from './http-limiter'
 export { HTTP_OPTIONS } from './options'
 export type {
   HttpLimitOptions,

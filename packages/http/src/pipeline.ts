@@ -11,23 +11,18 @@ import {
   type WaitUntil,
   SluiceError,
   checkPositiveInteger,
-  gateOf,
-  watchHttp,
 } from '@sluice/core/web'
 import type { RulesDecision } from './rules/limiter'
 import { backoffMs, nothingPasses, waitingFor } from './backoff'
 import { responseTimes, type HeaderList } from './headers'
 import { keyFromResult } from './key-result'
-import { releaseOnClose } from './slots'
+import { closing, holdSignal, releaseOnClose } from './response-close'
 import { boundKey, type RequestLike } from './keys'
-import { resolveHttpOptions, type ResolvedHttp, type RulesLimiterFactory } from './resolve'
+import type { ResolvedHttp } from './resolve'
 import type {
   AllowVerdict,
   Awaitable,
-  FrameworkDefaults,
   HttpCheck,
-  HttpLimitOptions,
-  HttpLimiter,
   HttpVerdict,
   PassVerdict,
   RejectVerdict,
@@ -52,25 +47,6 @@ export type {
 
 const PASS: PassVerdict = { action: 'pass' }
 
-/** An AbortSignal that fires when the response closes before it finished (the client left). */
-function holdSignal(res: ResponseLike): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController()
-  const onClose = () => {
-    if (!res.writableFinished)
-      controller.abort(new SluiceError('ERR_SLUICE_ABORTED', 'the client went away while queued'))
-  }
-  res.once('close', onClose)
-  return { signal: controller.signal, release: () => res.off('close', onClose) }
-}
-
-/**
- * Resolves when the response closes. Watched from the request's start (with a skip option), so
- * a client that leaves while the store call is out still gets its charge settled.
- */
-function closing(res: ResponseLike): Promise<void> {
-  return new Promise((resolve) => res.once('close', () => resolve()))
-}
-
 /** The store call's outcome as `conclude` needs it. */
 interface Counted {
   readonly key: string
@@ -85,7 +61,7 @@ interface Counted {
 }
 
 /** One adapter's pipeline over its resolved options. */
-class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
+export class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
   /** The common configuration's store call without an async frame (see `fast`). */
   private readonly consumeDirect: DirectConsume | undefined
   /**
@@ -383,48 +359,5 @@ class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
       closed?.then(() => this.settle(req, res, key, refund))
       return verdict
     })
-  }
-}
-
-/**
- * The adapters' `createHttpLimiter`, over the rules limiter of one build (Node's opens rules
- * files; the web build's takes compiled rule sets only). Everything else is this one pipeline.
- */
-export function httpLimiterFactory(createRulesLimiter: RulesLimiterFactory) {
-  /**
-   * Validates and normalises an adapter's options once, at start-up, and returns the
-   * per-request pipeline. A bad option throws a ConfigError naming it and its value.
-   */
-  return function createHttpLimiter<
-    Req extends RequestLike,
-    Res extends ResponseLike = ResponseLike,
-  >(options: HttpLimitOptions<Req, Res>, defaults: FrameworkDefaults<Req>): HttpLimiter<Req, Res> {
-    const resolved = resolveHttpOptions(options, defaults, createRulesLimiter)
-    const pipeline = new Pipeline(resolved)
-    const decideNow = pipeline.fast ? pipeline.decideFast : pipeline.decideAsync
-    function decide(req: Req, res: Res, waitUntil?: WaitUntil): Promise<HttpVerdict> {
-      try {
-        return Promise.resolve(decideNow(req, res, waitUntil))
-      } catch (error) {
-        return Promise.reject(error)
-      }
-    }
-    const rulesLimiter = resolved.rules?.limiter
-    const httpLimiter: HttpLimiter<Req, Res> = {
-      decide,
-      decideNow,
-      limiter: resolved.fixed,
-      rulesLimiter,
-      store: resolved.store,
-      check: pipeline.check,
-      close: rulesLimiter === undefined ? () => {} : rulesLimiter.close,
-      gauges: () => ({
-        held: resolved.holds.active,
-        waiting: resolved.holds.waiting + (gateOf(resolved.fixed)?.waiting ?? 0),
-        slotsInFlight: gateOf(resolved.fixed)?.held ?? 0,
-      }),
-    }
-    watchHttp(options.onDecision, defaults.framework, httpLimiter)
-    return httpLimiter
   }
 }

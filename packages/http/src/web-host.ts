@@ -4,7 +4,7 @@
  */
 import { createRulesLimiterWith } from './rules/limiter'
 import { openRulesOnWeb } from './rules/web-open'
-import { httpLimiterFactory } from './pipeline'
+import { httpLimiterFactory } from './http-limiter'
 
 export const createHttpLimiter = httpLimiterFactory((options) =>
   createRulesLimiterWith(options, openRulesOnWeb),
