@@ -57,14 +57,16 @@ export interface PostgresStoreOptions {
    */
   casAttempts?: number
   /**
-   * How often expired rows are deleted, in ms (an `unref`ed timer); `false`: never (sweep
-   * yourself with `store.sweep()`).
+   * How often expired rows are deleted, in ms (an `unref`ed timer), at most 2^31 - 1
+   * (2147483647, about 24.8 days: Node's longest timer); `false`: never (sweep yourself with
+   * `store.sweep()`).
    * @default 60_000
    */
   sweepIntervalMs?: number | false
   /**
-   * Most rows one sweep statement deletes: each statement is short, so it never holds many
-   * row locks for long. A sweep repeats it until fewer expired rows are left.
+   * Most rows one sweep statement deletes, at most 2^31 - 1 (2147483647, Postgres's largest
+   * `int`): each statement is short, so it never holds many row locks for long. A sweep repeats
+   * it until fewer expired rows are left.
    * @default 1000
    */
   sweepRows?: number
@@ -89,6 +91,21 @@ export interface PostgresSettings {
   readonly sweepIntervalMs: number | false
   readonly sweepRows: number
   readonly unlogged: boolean
+}
+
+/**
+ * The longest delay `setInterval` keeps: Node runs a longer one every 1 ms instead (with a
+ * TimeoutOverflowWarning).
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Postgres's largest `int`: a sweep statement's row limit is one (`LIMIT $2::int`). */
+const MAX_SQL_INT = 2 ** 31 - 1
+
+/** Throws unless `value` is a positive integer of at most `max`, saying why that is the most. */
+function checkUpTo(value: unknown, option: string, max: number, why: string): void {
+  checkPositiveInteger(value, option)
+  if ((value as number) > max) invalidOption(option, value, `at most ${max} (${why})`)
 }
 
 /** Throws unless `value` names a table or schema as Postgres keeps it, whole. */
@@ -141,13 +158,14 @@ export const POSTGRES_OPTIONS = declareOptions<PostgresStoreOptions>('PostgresSt
     doc: 'how often expired rows are deleted (ms), or false',
     default: 60_000,
     orNull: true,
-    check: (ms, name) => ms === false || checkPositiveInteger(ms, name),
+    check: (ms, name) =>
+      ms === false || checkUpTo(ms, name, MAX_TIMER_MS, "about 24.8 days, Node's longest timer"),
   },
   sweepRows: {
     doc: 'most rows one sweep statement deletes',
     default: 1000,
     orNull: true,
-    check: checkPositiveInteger,
+    check: (rows, name) => checkUpTo(rows, name, MAX_SQL_INT, "Postgres's largest int"),
   },
   unlogged: {
     doc: 'migrate() creates the table UNLOGGED',

@@ -3,6 +3,22 @@
  * transitions, in order), write back every changed row in one compare-and-set statement that
  * writes all of them or none. A batch that lost the race to another writer runs again from a
  * fresh read; after `casAttempts` lost races it runs once more holding its rows' locks.
+ *
+ * No statement waits for another writer while holding what a writer may be waiting for. Such a
+ * cycle (a locked batch holding a row it inserted, uncommitted, waiting to lock a hot row that a
+ * compare-and-set holds while it waits to insert that same row) stalls both until Postgres
+ * breaks it after `deadlock_timeout` (1 s) by failing one of them. So:
+ * - a compare-and-set either updates rows, taking each one's lock without waiting (SKIP
+ *   LOCKED), or inserts rows, in key order; never both in one statement. Rows it would insert
+ *   beside updates are first created empty (expired) by `ensure`, a statement of its own;
+ * - a locked run locks its rows in key order, then creates the missing rows it writes (`ensure`,
+ *   in key order, before it updates any row), then only updates rows it holds.
+ * The statements that wait are then inserts, waiting for an uncommitted insert, update or delete
+ * of the same key, and locks, waiting for a row lock; each goes in key order. An insert's holder
+ * either waits no more (an update, a sweep, a locked run past its inserts) or is an insert
+ * waiting for a later key; a lock's holder may also be a lock waiting for a later key. No insert
+ * waits for a lock holder that has not inserted or updated yet (a row lock alone does not hold
+ * up an insert). So every chain of waits climbs in key order and ends: no cycle can close.
  */
 import { createHash } from 'node:crypto'
 import { StoreError } from '@sluice/core'
@@ -15,6 +31,13 @@ import { RowView, type RowWrite, type StoredRow } from './view'
 
 /** Error codes of a lost race: our compare-and-set (1 / 0), a deadlock, a serialization failure. */
 const CONFLICTS: ReadonlySet<string> = new Set(['22012', '40P01', '40001'])
+
+/**
+ * Locked runs of a batch before it fails. A run is repeated only when another writer created
+ * one of its rows meanwhile (that writer made progress), or after a deadlock or serialization
+ * failure (of other transactions on the table: this store's own statements cannot deadlock).
+ */
+const LOCKED_ATTEMPTS = 5
 
 interface Read {
   readonly rows: Map<string, StoredRow>
@@ -30,6 +53,10 @@ interface Pass {
 /** A prepared statement's name: the same text gets the same name on every connection. */
 export function nameOf(text: string): string {
   return `sluice_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
+}
+
+function isConflict(error: unknown): boolean {
+  return CONFLICTS.has((error as { code?: unknown } | null)?.code as string)
 }
 
 export class BatchRunner {
@@ -50,18 +77,91 @@ export class BatchRunner {
     for (let attempt = 0; attempt < this.casAttempts; attempt++) {
       const read = parseRead(await this.client.query(this.sql.read, [keys], this.names.read))
       const pass = apply(batch, read)
-      if (await this.write(this.client.query, pass.writes)) return pass.settle()
+      if (await this.compareAndSet(pass.writes)) return pass.settle()
     }
-    const pass = await this.client.transaction(async (query) => {
-      await query(this.sql.ensure, [keys], this.names.ensure)
-      const read = parseRead(await query(this.sql.lock, [keys], this.names.lock))
-      const locked = apply(batch, read)
-      if (!(await this.write(query, locked.writes))) {
-        throw withoutStack(() => new StoreError('PostgresStore: rows changed while locked'))
-      }
-      return locked
-    })
+    const pass = await this.runLocked(batch, keys)
     pass.settle()
+  }
+
+  /** Writes every row or none; false when another writer changed or created one first. */
+  private async compareAndSet(writes: readonly RowWrite[]): Promise<boolean> {
+    const query = this.client.query
+    // Only inserts: one statement. Else the new rows are created first, and the write updates.
+    if (writes.every((write) => write.version === '')) return this.write(query, writes)
+    try {
+      const versioned = await this.withRowsCreated(query, writes)
+      return versioned !== undefined && (await this.write(query, versioned))
+    } catch (error) {
+      if (isConflict(error)) return false
+      throw error
+    }
+  }
+
+  /**
+   * `writes`, each row that had none created empty first (committed with `query`'s
+   * transaction): its version is then the created row's. An empty row reads as the absent one
+   * did, so the decisions stand. Undefined when another writer created one of them since the
+   * read: a lost race.
+   */
+  private async withRowsCreated(
+    query: Query,
+    writes: readonly RowWrite[],
+  ): Promise<RowWrite[] | undefined> {
+    const fresh = writes.filter((write) => write.version === '').map((write) => write.key)
+    if (fresh.length === 0) return [...writes]
+    const rows = await query(this.sql.ensure, [textArray(fresh)], this.names.ensure)
+    const created = new Map(rows.map((row) => [row.k as string, row.v as string]))
+    if (created.size < fresh.length) return undefined
+    return writes.map((write) =>
+      write.version === '' ? { ...write, version: created.get(write.key) ?? '' } : write,
+    )
+  }
+
+  /** The batch in a transaction holding its rows' locks, which no other writer can change. */
+  private async runLocked(batch: readonly Operation[], keys: string): Promise<Pass> {
+    for (let attempt = 0; attempt < LOCKED_ATTEMPTS; attempt++) {
+      const pass = await this.lockedAttempt(batch, keys)
+      if (pass !== undefined) return pass
+    }
+    throw withoutStack(
+      () =>
+        new StoreError(
+          `PostgresStore: the batch lost every one of its ${LOCKED_ATTEMPTS} locked runs ` +
+            '(its rows created by other writers meanwhile, or deadlocks)',
+        ),
+    )
+  }
+
+  /** One locked run; undefined when it must run again (it wrote nothing). */
+  private async lockedAttempt(
+    batch: readonly Operation[],
+    keys: string,
+  ): Promise<Pass | undefined> {
+    try {
+      return await this.client.transaction((query) => this.underLocks(query, batch, keys))
+    } catch (error) {
+      // A second line of defence: a deadlock or a serialization failure rolled it all back.
+      if (isConflict(error)) return undefined
+      throw error
+    }
+  }
+
+  private async underLocks(
+    query: Query,
+    batch: readonly Operation[],
+    keys: string,
+  ): Promise<Pass | undefined> {
+    const read = parseRead(await query(this.sql.lock, [keys], this.names.lock))
+    const pass = apply(batch, read)
+    // Rows missing (new, or deleted by a sweep since) are created here, uncommitted so that no
+    // sweep can delete them, and before any update. Undefined: the rows created so far commit
+    // empty, which reads as absent.
+    const writes = await this.withRowsCreated(query, pass.writes)
+    if (writes === undefined) return undefined
+    if (!(await this.write(query, writes))) {
+      throw withoutStack(() => new StoreError('PostgresStore: rows changed while locked'))
+    }
+    return pass
   }
 
   /** Writes every row or none; false when another writer changed one since it was read. */
@@ -78,7 +178,7 @@ export class BatchRunner {
       await query(this.sql.write, params, this.names.write)
       return true
     } catch (error) {
-      if (CONFLICTS.has((error as { code?: unknown }).code as string)) return false
+      if (isConflict(error)) return false
       throw error
     }
   }

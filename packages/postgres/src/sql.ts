@@ -25,11 +25,18 @@ export interface Statements {
    * $1 keys, $2 states (hex), $3 expiries (ms), $4 versions read (xmin; '' = no row), $5 count:
    * writes every row whose version is still the one read, inserts those that had none, and
    * fails the whole statement (division by zero, code 22012) unless all of them were written.
+   * Give it rows to update or rows to insert, never both (runner.ts says why).
    */
   readonly write: string
-  /** $1 keys: creates the missing ones empty, so that `lock` can lock every one. */
+  /**
+   * $1 keys: creates the missing ones empty (expired), in key order, and returns each row it
+   * created (hex key, version); a row another writer created meanwhile is not returned.
+   */
   readonly ensure: string
-  /** $1 keys: locks them (in key order) and reads them, each with the database's `now`. */
+  /**
+   * $1 keys: locks them (in key order) and reads them, then one more row with the database's
+   * `now`, read once every lock is held (also when none of the rows exists).
+   */
   readonly lock: string
   /** $1 now (ms; 0 with server time), $2 most rows: deletes expired rows. */
   readonly sweep: string
@@ -54,7 +61,7 @@ export function statements(table: string, serverTime: boolean): Statements {
       `e::bigint AS expires_at, NULLIF(v, '') AS version ` +
       `FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(k, s, e, v)), ` +
       // Rows another writer holds are skipped, not waited for: that is a conflict anyway, and
-      // waiting could deadlock two batches that lock rows in different orders.
+      // waiting here, holding the rows locked so far, could close a cycle of waits.
       `locked AS (SELECT t.key FROM ${table} t JOIN input i ON t.key = i.key ` +
       `AND t.xmin::text = i.version FOR UPDATE OF t SKIP LOCKED), ` +
       `updated AS (UPDATE ${table} t SET state = i.state, expires_at = i.expires_at ` +
@@ -66,11 +73,16 @@ export function statements(table: string, serverTime: boolean): Statements {
       `= $5::int)::int AS ok`,
     ensure:
       `INSERT INTO ${table} (key, state, expires_at) ` +
-      `SELECT k, '\\x'::bytea, 0 FROM unnest(${KEYS}) AS k ORDER BY k ON CONFLICT DO NOTHING`,
+      `SELECT k, '\\x'::bytea, 0 FROM unnest(${KEYS}) AS k ORDER BY k ON CONFLICT DO NOTHING ` +
+      `RETURNING encode(key, 'hex') AS k, xmin::text AS v`,
+    // The `now` row comes last: UNION ALL runs its branches in order, so it is read after the
+    // lock of every row, never before a wait for one.
     lock:
-      `SELECT ${SERVER_NOW} AS now, encode(key, 'hex') AS k, state AS s, ` +
-      `expires_at::float8 AS e, xmin::text AS v FROM ${table} ` +
-      `WHERE key = ANY (${KEYS}) ORDER BY key FOR UPDATE`,
+      `WITH locked AS (SELECT key, state, expires_at, xmin::text AS version FROM ${table} ` +
+      `WHERE key = ANY (${KEYS}) ORDER BY key FOR UPDATE) ` +
+      `SELECT NULL::float8 AS now, encode(key, 'hex') AS k, state AS s, ` +
+      `expires_at::float8 AS e, version AS v FROM locked ` +
+      `UNION ALL SELECT ${SERVER_NOW}, NULL, NULL, NULL, NULL`,
     sweep:
       `WITH gone AS (DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} ` +
       `WHERE expires_at <= ${expiredBefore} LIMIT $2::int FOR UPDATE SKIP LOCKED) RETURNING 1) ` +

@@ -31,6 +31,8 @@ test.each([
   [{ casAttempts: -1 }, '`casAttempts` must be an integer, 0 or more; got -1'],
   [{ sweepIntervalMs: 0 }, '`sweepIntervalMs` must be a positive integer; got 0'],
   [{ sweepRows: 1.5 }, '`sweepRows` must be a positive integer; got 1.5'],
+  [{ sweepIntervalMs: 2 ** 31 }, '`sweepIntervalMs` must be at most 2147483647'],
+  [{ sweepRows: 2 ** 31 }, '`sweepRows` must be at most 2147483647'],
   [{ concurrency: '4' }, '`concurrency` must be a positive integer; got "4"'],
   [{ unlogged: 'yes' }, '`unlogged` must be true or false; got "yes"'],
   [{ schema: 'x'.repeat(64) }, '`schema` must be at most 63 bytes'],

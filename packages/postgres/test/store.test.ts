@@ -62,6 +62,32 @@ describe('options', () => {
       'unknown option `tabel` for PostgresStore (value "x")',
     )
   })
+
+  // Regression: a 30-day interval was accepted, and Node ran it every 1 ms; sweepRows past
+  // Postgres's int failed every sweep, silently, so expired rows were never deleted.
+  test('sweepIntervalMs past the longest timer and sweepRows past an int are refused', () => {
+    const thirtyDays = 30 * 86_400_000
+    expect(() => storeOn({ sweepIntervalMs: thirtyDays })).toThrow(ConfigError)
+    expect(() => storeOn({ sweepIntervalMs: thirtyDays })).toThrow(
+      "`sweepIntervalMs` must be at most 2147483647 (about 24.8 days, Node's longest timer); " +
+        'got 2592000000',
+    )
+    expect(() => storeOn({ sweepRows: 2 ** 31 })).toThrow(ConfigError)
+    expect(() => storeOn({ sweepRows: 2 ** 31 })).toThrow(
+      "`sweepRows` must be at most 2147483647 (Postgres's largest int); got 2147483648",
+    )
+    // The bounds themselves are taken.
+    expect(() => storeOn({ sweepIntervalMs: 2 ** 31 - 1, sweepRows: 2 ** 31 - 1 })).not.toThrow()
+  })
+
+  test('sweepRows at its bound: the sweep runs, and deletes', async () => {
+    const store = storeOn({ table: 'bounded_sweep', sweepRows: 2 ** 31 - 1 })
+    await store.migrate()
+    await store.consume(request('k', 1000))
+    // Its row expires at the end of its window (3,600,000): past it, the sweep deletes it.
+    await store.consume(request('later', 4_000_000))
+    expect(await store.sweep()).toBe(1)
+  })
 })
 
 describe('the table', () => {
