@@ -84,6 +84,7 @@ export function responseTimes(
   decision: Decision,
   now: number,
   resetStyle: ResetStyle,
+  into?: ResponseTimes,
 ): ResponseTimes {
   const resetMs = announcedResetMs(decision, decision.policy)
   const resetSeconds = Math.ceil(resetMs / 1000)
@@ -99,7 +100,13 @@ export function responseTimes(
         ? Math.max(resetSeconds, Math.ceil((epochReset * 1000 - now) / 1000))
         : resetSeconds
   }
-  return { resetSeconds, legacyReset, retryAfterSeconds }
+  if (into === undefined) return { resetSeconds, legacyReset, retryAfterSeconds }
+  // Filled in place: an admitted request's times are read by the header writer at once and
+  // kept by nothing, so one object per pipeline serves them all (no allocation per request).
+  into.resetSeconds = resetSeconds
+  into.legacyReset = legacyReset
+  into.retryAfterSeconds = retryAfterSeconds
+  return into
 }
 
 function windowSeconds(policy: Policy): number {

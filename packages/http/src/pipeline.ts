@@ -14,7 +14,7 @@ import {
 } from '@sluice/core/web'
 import type { RulesDecision } from './rules/limiter'
 import { backoffMs, nothingPasses, waitingFor } from './backoff'
-import { responseTimes, type HeaderList } from './headers'
+import { responseTimes, type HeaderList, type ResponseTimes } from './headers'
 import { keyFromResult } from './key-result'
 import { closing, holdSignal, releaseOnClose } from './response-close'
 import { boundKey, type RequestLike } from './keys'
@@ -62,6 +62,12 @@ interface Counted {
 
 /** One adapter's pipeline over its resolved options. */
 export class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
+  /** An admitted request's header times, filled in place per request (see responseTimes). */
+  private readonly admittedTimes: ResponseTimes = {
+    resetSeconds: 0,
+    legacyReset: 0,
+    retryAfterSeconds: 0,
+  }
   /** The common configuration's store call without an async frame (see `fast`). */
   private readonly consumeDirect: DirectConsume | undefined
   /**
@@ -278,10 +284,8 @@ export class Pipeline<Req extends RequestLike, Res extends ResponseLike> {
   /** An admitted request's verdict: its headers, at the instant the limiter decided. */
   private allowVerdict(decision: Decision, key: string): AllowVerdict {
     // decision.at: exact for refunds, and no second clock read.
-    const headers = this.r.writeHeaders(
-      decision,
-      responseTimes(decision, decision.at, this.r.resetStyle),
-    )
+    const times = responseTimes(decision, decision.at, this.r.resetStyle, this.admittedTimes)
+    const headers = this.r.writeHeaders(decision, times)
     return { action: 'allow', decision, headers, key }
   }
 
