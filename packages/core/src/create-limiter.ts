@@ -48,7 +48,7 @@ export function buildLimiter(options: LimiterOptions): {
   const observation = createObservation(settings)
   const { answerStoreError, observe, observeStoreError } = observation
 
-  const storeKey = storeKeyOf(prefix)
+  const storeKey = storeKeyOf(prefix, store)
 
   /**
    * Not async: a promise chain costs one promise and one async frame fewer per decision.

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto'
 import { createLimiter } from '@sluice/core'
 import { createRulesLimiter } from '@sluice/rules'
 import { MemcachedStore } from '@sluice/memcached'
-import { startMemcached, type MemcachedServer } from '@sluice/testkit'
+import {
+  firstOfEachAdmitted,
+  LONE_SURROGATE_KEYS,
+  startMemcached,
+  type MemcachedServer,
+} from '@sluice/testkit'
 
 // Item names on a real memcached: a client key can neither name another limit's state nor
 // the hash that stands for a key too long for memcached.
@@ -50,4 +55,9 @@ test('a 300-byte key and the literal #<its sha256> are two buckets', async () =>
   expect((await limiter.consume(long)).allowed).toBe(true)
   expect((await limiter.consume(forged)).allowed).toBe(true)
   expect((await limiter.consume(long)).allowed).toBe(false)
+})
+
+test('keys that differ only in lone halves of UTF-16 pairs are buckets of their own', async () => {
+  const limiter = createLimiter({ limit: 1, window: '1h', store })
+  expect(await firstOfEachAdmitted(limiter)).toEqual(LONE_SURROGATE_KEYS.map(() => true))
 })

@@ -4,7 +4,12 @@ import { promisify } from 'node:util'
 import { ConfigError, createLimiter, StoreError, type LimitOptions } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { PostgresStore } from '@sluice/postgres'
-import { startPostgres, type PostgresServer } from '@sluice/testkit'
+import {
+  firstOfEachAdmitted,
+  LONE_SURROGATE_KEYS,
+  startPostgres,
+  type PostgresServer,
+} from '@sluice/testkit'
 import { Client, Pool } from 'pg'
 import postgres from 'postgres'
 import { run } from '../src/cli'
@@ -193,6 +198,11 @@ test('with a sweep every window, the table holds at most about twice the live ke
   }
   expect(most).toBeGreaterThan(100)
   expect(most).toBeLessThanOrEqual(200)
+})
+
+test('keys that differ only in lone halves of UTF-16 pairs are buckets of their own', async () => {
+  const limiter = createLimiter({ limit: 1, window: '1h', store: storeOn() })
+  expect(await firstOfEachAdmitted(limiter)).toEqual(LONE_SURROGATE_KEYS.map(() => true))
 })
 
 test('keys with quotes, NUL or 10 KB each get their own bucket; the SQL never sees them', async () => {

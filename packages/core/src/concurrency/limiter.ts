@@ -12,6 +12,7 @@ import { storeKeyOf } from '../limiter/store-key'
 import { registerRefusedKeys, type RefusedKeys } from '../metrics/top-refused'
 import type { ConsumeOptions, StoreErrorMode } from '../options'
 import type { Policy } from '../policy'
+import type { Store } from '../store/types'
 import type { DecisionReporter } from '../events'
 import { toStoreError, type StoreGuard } from '../store-call/bounded'
 import type { ConcurrencyGate, SlotAttempt } from './gate'
@@ -34,6 +35,8 @@ export interface ConcurrencyContext {
   readonly policies: readonly Policy[]
   /** The limiter's key prefix: a slot is held under the key its rate state has. */
   readonly prefix: string
+  /** The limiter's store (whether it is in process decides how keys are written). */
+  readonly store: Pick<Store, 'local'>
   readonly onStoreError: StoreErrorMode
   readonly guard: StoreGuard | undefined
   readonly clock: () => number
@@ -91,7 +94,7 @@ export function withConcurrency(
   c: ConcurrencyContext,
 ): { limiter: Limiter; consumeDirect: DirectConsume } {
   const { gate } = c
-  const storeKey = storeKeyOf(c.prefix)
+  const storeKey = storeKeyOf(c.prefix, c.store)
   const rated = c.policies.length > 0
   const rateConsume = limiter.consume
 

@@ -15,7 +15,7 @@ export type Operations = Pick<Limiter, 'block' | 'penalize' | 'reward' | 'refund
 
 export function createOperations(s: LimiterSettings): Operations {
   const { store, guard, clock, pickPolicies, policies } = s
-  const storeKey = storeKeyOf(s.prefix)
+  const storeKey = storeKeyOf(s.prefix, store)
 
   function bounded<T>(call: () => Promise<T>): Promise<T> {
     return boundedStoreCall(call, guard)

@@ -51,7 +51,7 @@ export function createWait(
   decide: Decide,
 ): (key: string, waitOptions: WaitOptions | undefined) => Promise<Decision> {
   const { policies, store, guard, clock, pickPolicies, shadow } = s
-  const storeKey = storeKeyOf(s.prefix)
+  const storeKey = storeKeyOf(s.prefix, store)
   const counterPolicy = policies.find((policy) => !METER_ALGORITHMS.has(policy.algorithm))
   const longestWindow = policies.reduce((ms, policy) => Math.max(ms, policy.windowMs), 0)
 

@@ -30,3 +30,19 @@ export function joinKeyParts(first: string, second: string): string {
 export function prefixedKey(prefix: string, key: string): string {
   return prefix === '' ? escapeKeyPart(key) : joinKeyParts(prefix, key)
 }
+
+/** Half a UTF-16 pair with no other half beside it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+const ANY_SURROGATE = /[\uD800-\uDFFF]/
+
+/**
+ * A stored key as a shared store can keep it apart: a store that writes keys as UTF-8 (Redis,
+ * memcached, Postgres) turns every lone surrogate into U+FFFD, so `'\uD800'`, `'\uDBFF'` and
+ * `'\uFFFD'` would share one state. Each lone surrogate becomes `\0\3` and its four hex digits,
+ * which nothing else produces (in a stored key every `\0` is followed by `\1` or `\2`); a key
+ * without one, almost every key, is kept as it is.
+ */
+export function wellFormedKey(key: string): string {
+  if (!ANY_SURROGATE.test(key)) return key
+  return key.replace(LONE_SURROGATE, (half) => `\u0000\u0003${half.charCodeAt(0).toString(16)}`)
+}
