@@ -43,6 +43,13 @@ test('MemoryStore, localTier and prometheusMetrics resolve to their declared def
   expect(() => MEMORY_STORE_OPTIONS.resolve({ maxBytes: 0 })).toThrow(
     '`maxBytes` must be a positive integer; got 0',
   )
+  // Node runs a longer interval every 1 ms, with a TimeoutOverflowWarning.
+  expect(() => MEMORY_STORE_OPTIONS.resolve({ sweepIntervalMs: 2 ** 31 })).toThrow(
+    '`sweepIntervalMs` must be a whole number of ms from 1 to 2147483647; got 2147483648',
+  )
+  expect(MEMORY_STORE_OPTIONS.resolve({ sweepIntervalMs: 2 ** 31 - 1 }).sweepIntervalMs).toBe(
+    2 ** 31 - 1,
+  )
   expect(TIER_OPTIONS.resolve({})).toEqual({ leaseMs: undefined, maxShare: 0.02 })
   expect(() => TIER_OPTIONS.resolve({ leaseMs: 0 })).toThrow(
     '`leaseMs` must be a positive integer number of ms; got 0',

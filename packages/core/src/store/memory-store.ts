@@ -23,7 +23,8 @@ export interface MemoryStoreOptions {
   maxKeys?: number
   /**
    * How often expired keys are reclaimed from the cold end, in ms (the timer is `unref`ed and
-   * never keeps the process alive). Expired state is also ignored lazily on every read.
+   * never keeps the process alive), at most 2^31 - 1 (Node's longest timer). Expired state is
+   * also ignored lazily on every read.
    * @default 60_000
    */
   sweepIntervalMs?: number
@@ -42,6 +43,16 @@ export interface MemoryStoreOptions {
 }
 
 /** MemoryStore's options, declared once; null takes the default, as `value ?? default` did. */
+/** The longest delay `setInterval` keeps: Node runs a longer one every 1 ms instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+function checkTimerMs(value: unknown, option: string): number {
+  const ms = checkPositiveInteger(value, option, `a whole number of ms from 1 to ${MAX_TIMER_MS}`)
+  if (ms > MAX_TIMER_MS)
+    invalidOption(option, value, `a whole number of ms from 1 to ${MAX_TIMER_MS}`)
+  return ms
+}
+
 export const MEMORY_STORE_OPTIONS = declareOptions<MemoryStoreOptions>('MemoryStore', {
   maxKeys: {
     doc: 'keys kept per limit; the least recently used go first',
@@ -52,7 +63,7 @@ export const MEMORY_STORE_OPTIONS = declareOptions<MemoryStoreOptions>('MemorySt
   sweepIntervalMs: {
     doc: 'how often expired state is swept (ms)',
     default: 60_000,
-    check: checkPositiveInteger,
+    check: checkTimerMs,
     orNull: true,
   },
   maxBytes: {
