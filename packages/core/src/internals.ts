@@ -21,13 +21,13 @@ export { boundedStoreCall, toStoreError } from './store-call/bounded'
 export { OldestFirst } from './oldest-first'
 export {
   resolvePolicy,
-  resolvePolicies,
   ALGORITHM_CODES,
   LIMIT_OPTION_NAMES,
   policyCode,
   checkKnownOptions,
   checkPositiveInteger,
 } from './options'
+export { resolvePolicies } from './limit-list'
 export {
   checkBoolean,
   checkFiniteNumber,

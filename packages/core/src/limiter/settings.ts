@@ -6,12 +6,8 @@ import type { Clock } from '../clock'
 import { declareOptions } from '../declared-options'
 import { invalidOption } from '../errors'
 import type { DecisionHook, DecisionReporter } from '../events'
-import {
-  LIMIT_OPTIONS,
-  resolvePolicies,
-  type LimiterOptions,
-  type StoreErrorMode,
-} from '../options'
+import { LIMIT_OPTIONS, type LimiterOptions, type StoreErrorMode } from '../options'
+import { resolvePolicies } from '../limit-list'
 import type { Policy } from '../policy'
 import type { Store } from '../store/types'
 import type { StoreProtection } from '../store-call/guard'

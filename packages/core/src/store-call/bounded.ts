@@ -1,7 +1,7 @@
 // One store call under its limiter's guard: the timeout, the store's breaker and in-flight bound.
 import { StoreError, withoutStack } from '../errors'
 import type { Store } from '../store/types'
-import type { WaitUntil } from '../options'
+import type { WaitUntil } from './wait-until'
 import { deadlinesFor, type Deadlines } from './deadlines'
 import { healthOf, type StoreHealth, type StoreHealthSettings, type StoreLogger } from './health'
 

@@ -6,7 +6,7 @@ import {
   withoutStack,
   type StoreErrorCode,
 } from '../errors'
-import type { WaitUntil } from '../options'
+import type { WaitUntil } from './wait-until'
 import { storeName } from './store-name'
 
 /** Receives the outage lines (one when a store starts failing, one when it recovers). */
