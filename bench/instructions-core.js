@@ -6,11 +6,10 @@
 // the difference of decisions is the cost of one decision, without startup and warm-up.
 // Run: node bench/instructions-core.js [algorithm ...] (after npm run build; default gcra).
 // Prints the figures; the result files are bench:core's.
-const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { envCount } = require('./lib')
+const { childOrMain, countedPerOperation, envCount } = require('./lib')
 
 const OPS = envCount('BENCH_INSTR_CORE_OPS', 1_000_000)
 const WARM = 2_000_000
@@ -47,34 +46,12 @@ async function child(name, ops) {
   await run(ops, () => 'hot')
 }
 
-/** Instructions callgrind counts for one child process (name, ops). */
-function total(name, ops, dir) {
-  const out = path.join(dir, `${name}-${ops}.out`)
-  execFileSync(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      `--callgrind-out-file=${out}`,
-      process.execPath,
-      '--single-threaded',
-      __filename,
-      '--child',
-      name,
-      String(ops),
-    ],
-    { stdio: 'ignore' },
-  )
-  const summary = /^summary:\s*(\d+)/m.exec(fs.readFileSync(out, 'utf8'))
-  if (summary === null) throw new Error(`${out}: no summary line`)
-  return Number(summary[1])
-}
-
 function main() {
   const names = process.argv.slice(2)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instr-core-'))
   try {
     for (const name of [...(names.length > 0 ? names : ['gcra']), PEER]) {
-      const perDecision = (total(name, 2 * OPS, dir) - total(name, OPS, dir)) / OPS
+      const perDecision = countedPerOperation(__filename, name, OPS, dir)
       console.log(`${name}: ${Math.round(perDecision)} instructions per hot-key decision`)
     }
   } finally {
@@ -82,12 +59,4 @@ function main() {
   }
 }
 
-const at = process.argv.indexOf('--child')
-if (at > 0) {
-  child(process.argv[at + 1], Number(process.argv[at + 2])).catch((error) => {
-    console.error(error)
-    process.exit(1)
-  })
-} else {
-  main()
-}
+childOrMain(child, main)

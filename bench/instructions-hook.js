@@ -6,11 +6,10 @@
 // BENCH_INSTR_HOOK_CALLS or twice as many counted calls; the difference over the difference of
 // calls is one call. `none` is the same loop calling a hook that only calls `done`.
 // Run: node bench/instructions-hook.js (after npm run build). Prints the figures.
-const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { envCount } = require('./lib')
+const { childOrMain, countedPerOperation, envCount } = require('./lib')
 
 const CALLS = envCount('BENCH_INSTR_HOOK_CALLS', 100_000)
 const WARM = 200_000
@@ -52,33 +51,11 @@ async function child(kind, calls) {
   if (passed !== WARM + calls) throw new Error(`${passed} of ${WARM + calls} calls passed`)
 }
 
-/** Instructions callgrind counts for one child process. */
-function total(kind, calls, dir) {
-  const out = path.join(dir, `${kind}-${calls}.out`)
-  execFileSync(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      `--callgrind-out-file=${out}`,
-      process.execPath,
-      '--single-threaded',
-      __filename,
-      '--child',
-      kind,
-      String(calls),
-    ],
-    { stdio: 'ignore' },
-  )
-  const summary = /^summary:\s*(\d+)/m.exec(fs.readFileSync(out, 'utf8'))
-  if (summary === null) throw new Error(`${out}: no summary line`)
-  return Number(summary[1])
-}
-
 function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instr-hook-'))
   try {
     for (const kind of ['none', 'sluice']) {
-      const perCall = (total(kind, 2 * CALLS, dir) - total(kind, CALLS, dir)) / CALLS
+      const perCall = countedPerOperation(__filename, kind, CALLS, dir)
       console.log(`${kind}: ${Math.round(perCall)} instructions per hook call`)
     }
   } finally {
@@ -86,12 +63,4 @@ function main() {
   }
 }
 
-const at = process.argv.indexOf('--child')
-if (at > 0) {
-  child(process.argv[at + 1], Number(process.argv[at + 2])).catch((error) => {
-    console.error(error)
-    process.exit(1)
-  })
-} else {
-  main()
-}
+childOrMain(child, main)

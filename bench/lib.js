@@ -3,7 +3,7 @@
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
-const { spawn } = require('node:child_process')
+const { execFileSync, spawn } = require('node:child_process')
 
 function machine() {
   return {
@@ -191,12 +191,59 @@ const HTTP_VARIANTS = [
   'peer-redis-reject',
 ]
 
+/**
+ * Instructions callgrind counts for one run of `script --child <args>` (the benches' counted
+ * child processes), under `node --single-threaded` so V8's compiler and collector are counted
+ * on the main thread; the dump is kept in `dir`.
+ */
+function callgrindTotal(script, args, dir) {
+  const out = path.join(dir, `${args.join('-')}.out`)
+  execFileSync(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      '--single-threaded',
+      script,
+      '--child',
+      ...args,
+    ],
+    { stdio: 'ignore' },
+  )
+  const summary = /^summary:\s*(\d+)/m.exec(fs.readFileSync(out, 'utf8'))
+  if (summary === null) throw new Error(`${out}: no summary line`)
+  return Number(summary[1])
+}
+
+/**
+ * Instructions of one counted operation: the child counted with `2n` and with `n` operations
+ * (the same start-up and warm-up in each), the difference over `n`.
+ */
+function countedPerOperation(script, name, n, dir) {
+  const count = (ops) => callgrindTotal(script, [name, String(ops)], dir)
+  return (count(2 * n) - count(n)) / n
+}
+
+/** Runs `child(name, count)` in a counted child (`--child <name> <count>`), else `main()`. */
+function childOrMain(child, main) {
+  const at = process.argv.indexOf('--child')
+  if (at < 0) return main()
+  child(process.argv[at + 1], Number(process.argv[at + 2])).catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}
+
 module.exports = {
   HTTP_FRAMEWORKS,
   HTTP_VARIANTS,
   startChild,
   stopChild,
   envCount,
+  callgrindTotal,
+  countedPerOperation,
+  childOrMain,
   cpuMicros,
   testkitServers,
   startRedisServer,

@@ -1,5 +1,21 @@
 import type { Registry } from 'prom-client'
-import { createLimiter, type LimiterOptions } from '@sluice/core'
+import { createLimiter, MemoryStore, type LimiterOptions, type Store } from '@sluice/core'
+
+/**
+ * A MemoryStore seen as a shared store (not `local`: the limiter takes the paths of Redis and
+ * the like), each call going to `memory` unless `overrides` has its own (to watch a call).
+ */
+export function sharedMemory(overrides: Partial<Store> = {}, memory = new MemoryStore()): Store {
+  return {
+    consume: (request) => memory.consume(request),
+    peek: (request) => memory.peek(request),
+    refund: (request) => memory.refund(request),
+    reset: (key, policies) => memory.reset(key, policies),
+    penalize: (request) => memory.penalize(request),
+    block: (request) => memory.block(request),
+    ...overrides,
+  }
+}
 
 /** A limiter on a fresh memory store with a clock the test moves by hand. */
 export function limiterAt(start: number, options: LimiterOptions) {

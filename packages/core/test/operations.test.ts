@@ -9,7 +9,7 @@ import {
   type StoreRequest,
 } from '@sluice/core'
 import { Verdict } from '../src/decision'
-import { burst, limiterAt } from './helpers'
+import { burst, limiterAt, sharedMemory } from './helpers'
 
 const T0 = 60_000 * 30_000
 
@@ -56,17 +56,15 @@ describe('block', () => {
   test('hands the store a whole ms: a fraction rounds up, an end past 2^53 is 2^53 - 1', async () => {
     const blocks: StoreBlock[] = []
     const memory = new MemoryStore()
-    const store: Store = {
-      consume: (request) => memory.consume(request),
-      peek: (request) => memory.peek(request),
-      refund: (request) => memory.refund(request),
-      reset: (key, policies) => memory.reset(key, policies),
-      penalize: (request) => memory.penalize(request),
-      block: (request) => {
-        blocks.push(request)
-        return memory.block(request)
+    const store = sharedMemory(
+      {
+        block: (request) => {
+          blocks.push(request)
+          return memory.block(request)
+        },
       },
-    }
+      memory,
+    )
     const at = T0 + 0.25
     const limiter = createLimiter({ limit: 5, window: 60_000, store, clock: () => at })
     await limiter.block('k', 2500.5)
@@ -83,17 +81,15 @@ describe('block', () => {
   test('a given clock with a fraction is read in whole ms by a shared store, kept in process', async () => {
     const seen: number[] = []
     const memory = new MemoryStore()
-    const shared: Store = {
-      consume: (request) => {
-        seen.push(request.now)
-        return memory.consume(request)
+    const shared = sharedMemory(
+      {
+        consume: (request) => {
+          seen.push(request.now)
+          return memory.consume(request)
+        },
       },
-      peek: (request) => memory.peek(request),
-      refund: (request) => memory.refund(request),
-      reset: (key, policies) => memory.reset(key, policies),
-      penalize: (request) => memory.penalize(request),
-      block: (request) => memory.block(request),
-    }
+      memory,
+    )
     const clock = () => T0 + 0.75
     await createLimiter({ limit: 5, window: 60_000, store: shared, clock }).consume('k')
     const local = Object.assign(shared, { local: true as const })

@@ -5,6 +5,7 @@ import { ConfigError, createLimiter, StoreError, type LimitOptions } from '@slui
 import { resolvePolicy } from '@sluice/core/adapter'
 import { PostgresStore } from '@sluice/postgres'
 import {
+  expectWholeMsBlocks,
   firstOfEachAdmitted,
   LONE_SURROGATE_KEYS,
   startPostgres,
@@ -297,30 +298,8 @@ test('time: server decides on the database clock, whatever the limiter clock say
 })
 
 test('blocks of a fraction of a ms, and past 2^53, on a fractional clock: stored, and nothing else fails', async () => {
-  for (const time of ['client', 'server'] as const) {
-    const limiter = createLimiter({
-      store: storeOn({ time }),
-      limit: 5,
-      window: '1h',
-      clock: () => 1_795_000_000_000.5,
-    })
-    const key = `fraction:${time}:${Date.now()}`
-    // In one turn, so the block and the consumes beside it share the store's batch.
-    const [, , admitted] = await Promise.all([
-      limiter.block(key, 2500.5),
-      limiter.block(`${key}:forever`, 1e308),
-      limiter.consume(`${key}:other`),
-    ])
-    expect(admitted).toMatchObject({ allowed: true, degraded: false, remaining: 4 })
-    const blocked = await limiter.consume(key)
-    expect(blocked).toMatchObject({ allowed: false, degraded: false })
-    expect(blocked.retryAfterMs).toBeGreaterThan(2400)
-    expect(blocked.retryAfterMs).toBeLessThanOrEqual(2501)
-    expect(await limiter.consume(`${key}:forever`)).toMatchObject({
-      allowed: false,
-      degraded: false,
-    })
-  }
+  for (const time of ['client', 'server'] as const)
+    await expectWholeMsBlocks(storeOn({ time }), time)
 })
 
 test('a single pg Client and postgres.js work as a Pool does', async () => {
