@@ -100,7 +100,15 @@ export class SluiceCounter {
       (error) => this.blockFailed(throttler, verdict.key, error),
     )
     if (isPromise(record)) record = await record
-    return { record, headers: verdict.action === 'allow' ? verdict.headers : [] }
+    // A refusal's headers too, but its Retry-After, which the guard sets from the block: a
+    // guard whose throwThrottlingException does not throw (monitoring only) sends them, as
+    // @nestjs/throttler's does.
+    const retryAfter = `retry-after${suffixOf(throttler.name).toLowerCase()}`
+    const headers =
+      verdict.action === 'allow'
+        ? verdict.headers
+        : verdict.headers.filter(([name]) => name.toLowerCase() !== retryAfter)
+    return { record, headers }
   }
 
   /**

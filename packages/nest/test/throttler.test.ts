@@ -289,6 +289,28 @@ describe.each(PLATFORMS)('Nest + %s: ThrottlerModule and ThrottlerGuard', (platf
     await agent.get('/').expect(429)
   })
 
+  test('a guard that only watches (its throwThrottlingException returns): every header is still sent', async () => {
+    const refusals: number[] = []
+    @Injectable()
+    class WatchingGuard extends ThrottlerGuard {
+      protected override async throwThrottlingException(): Promise<void> {
+        refusals.push(refusals.length + 1)
+      }
+    }
+    const { agent } = await boot(platform, {
+      imports: [ThrottlerModule.forRoot([{ limit: 1, ttl: seconds(60) }])],
+      controllers: [RootController],
+      providers: [{ provide: APP_GUARD, useClass: WatchingGuard }],
+    })
+    await agent.get('/').expect(200)
+    const watched = await agent.get('/').expect(200)
+    expect(refusals).toEqual([1])
+    expect(watched.headers['retry-after']).toBe('60')
+    expect(watched.headers['x-ratelimit-limit']).toBe('1')
+    expect(watched.headers['x-ratelimit-remaining']).toBe('0')
+    expect(watched.headers['x-ratelimit-reset']).toBe('60')
+  })
+
   test('common options: errorMessage, getTracker, generateKey, skipIf, ignoreUserAgents, setHeaders', async () => {
     const keys: string[] = []
     const { agent } = await boot(platform, {
