@@ -82,6 +82,17 @@ describe('loadRules: parsing and matching', () => {
     ])
   })
 
+  test('values that differ only in a lone half of a UTF-16 pair count apart, in well-formed keys', () => {
+    const values = ['\uD800', '\uDBFF', '\uDC00', '\uFFFD', 'a\\uD800', '\uD83D\uDE00']
+    const keys = values.map((value) => rules.match([['user', value]])[0].key)
+    expect(new Set(keys).size).toBe(values.length)
+    // Each one as UTF-8 holds, so a store that writes UTF-8 keeps them apart too.
+    const written = keys.map((key) => Buffer.from(key, 'utf8').toString('utf8'))
+    expect(written).toEqual(keys)
+    expect(keys[0]).toBe('api|user=\\ud800')
+    expect(keys[4]).toBe('api|user=a\\\\uD800')
+  })
+
   test('the most specific descriptor wins: key and value over the key alone', () => {
     expect(summary(rules.match([['route', '/login']]))).toEqual([
       'api.route_/login @ api|route=/login',

@@ -56,9 +56,21 @@ interface Node {
 /** The descriptors of one level, by key: the ones with a value, and the bare-key one. */
 type Branches = Map<string, { values: Map<string, Node>; any: Node | undefined }>
 
-/** State keys join entries with `|` and `=`; those (and `\`) are escaped inside keys and values. */
+/** What a state key's part may need escaped: the joiners, `\`, and halves of UTF-16 pairs. */
+const SPECIAL = /[|=\\\uD800-\uDFFF]/
+/** Half a UTF-16 pair with no other half beside it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * State keys join entries with `|` and `=`; those (and `\`) are escaped inside keys and values,
+ * and a lone half of a UTF-16 pair is written `\u` and its hex digits: a store that writes
+ * UTF-8 (Redis, memcached, Postgres) would turn each into U+FFFD and fold the keys together.
+ */
 function escapePart(part: string): string {
-  return /[|=\\]/.test(part) ? part.replace(/[|=\\]/g, (c) => `\\${c}`) : part
+  if (!SPECIAL.test(part)) return part
+  return part
+    .replace(/[|=\\]/g, (c) => `\\${c}`)
+    .replace(LONE_SURROGATE, (half) => `\\u${half.charCodeAt(0).toString(16)}`)
 }
 
 /** A descriptor being compiled: its place in the tree and the children compiled so far. */
