@@ -102,6 +102,35 @@ describe('RedisStore on @upstash/redis', () => {
     expect((await limit.peek(key)).remaining).toBe(3)
   })
 
+  it('after NOSCRIPT, the EVALs of 64 decisions in flight go in requests of at most 512 KiB', async () => {
+    const limit = limiter({
+      limits: [
+        { limit: 10, window: '1s', algorithm: 'sliding-log' },
+        { limit: 100, window: '1m', algorithm: 'token-bucket' },
+      ],
+      timeoutMs: 10_000,
+    })
+    const keys = Array.from({ length: 64 }, fresh)
+    await Promise.all(keys.map((key) => limit.peek(key))) // the scripts loaded
+    await direct.script('FLUSH')
+    const sizes: number[] = []
+    const realFetch = globalThis.fetch
+    globalThis.fetch = (input, init) => {
+      sizes.push(Buffer.byteLength(typeof init?.body === 'string' ? init.body : ''))
+      return realFetch(input, init)
+    }
+    try {
+      // Each peek's EVALSHA gets NOSCRIPT and retries with an EVAL of the whole shared script.
+      const peeks = await Promise.all(keys.map((key) => limit.peek(key)))
+      expect(peeks.map((d) => [d.degraded, d.remaining])).toEqual(keys.map(() => [false, 10]))
+    } finally {
+      globalThis.fetch = realFetch
+    }
+    expect(sizes.length).toBeGreaterThan(2)
+    // Upstash refuses a request past 1 MB (free plan): 64 such EVALs in one were 1.35 MB.
+    expect(Math.max(...sizes)).toBeLessThan(600 * 1024)
+  })
+
   it('fails only the command whose script fails inside a pipeline', async () => {
     const limit = limiter({ onStoreError: 'throw' })
     const bad = fresh()

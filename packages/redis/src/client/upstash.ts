@@ -24,18 +24,44 @@ interface Upstash {
   readonly client?: { readonly hasCredentials?: unknown }
 }
 
-/** One command waiting for the next pipeline: how to add it, and whom to tell. */
+/** One command waiting for the next pipeline: how to add it, its size, and whom to tell. */
 interface Queued {
   add(pipeline: UpstashPipeline): void
+  /** Characters of its arguments: about its bytes in the request's JSON. */
+  readonly size: number
   resolve(reply: unknown): void
   reject(error: unknown): void
 }
 
-/**
- * Most commands in one request: keeps a request well under Upstash's request size limit
- * (1 MB on the free plan) even when the first EVALs carry scripts.
- */
+/** Most commands in one request. */
 const MAX_PIPELINE = 64
+
+/**
+ * Most characters of arguments in one request (a single larger command still goes alone):
+ * Upstash refuses a request past its size limit (1 MB on the free plan), and after the server
+ * lost its scripts every decision in flight retries with an EVAL of the whole script (20-30 KB
+ * for the shared ones), 64 of which made a request of 1.3-1.9 MB that failed every decision.
+ */
+const MAX_PIPELINE_CHARS = 512 * 1024
+
+/** The commands of the next request: up to MAX_PIPELINE, and MAX_PIPELINE_CHARS (one at least). */
+function nextBatch(queue: Queued[]): Queued[] {
+  let count = 0
+  let chars = 0
+  while (count < queue.length && count < MAX_PIPELINE) {
+    chars += queue[count].size
+    if (count > 0 && chars > MAX_PIPELINE_CHARS) break
+    count++
+  }
+  return queue.splice(0, count)
+}
+
+/** Characters of a command's arguments. */
+function sizeOf(command: readonly string[]): number {
+  let size = 0
+  for (const argument of command) size += argument.length + 3
+  return size
+}
 
 /**
  * How long the next request waits for the one in flight before it goes anyway: requests go one
@@ -96,7 +122,7 @@ export function fromUpstash(client: UpstashLikeClient): ScriptClient {
 
   const flush = (): void => {
     scheduled = false
-    const batch = queue.splice(0, MAX_PIPELINE)
+    const batch = nextBatch(queue)
     if (batch.length === 0) return
     const done = send(batch)
     if (perRequest) {
@@ -148,7 +174,7 @@ export function fromUpstash(client: UpstashLikeClient): ScriptClient {
     )
   }
 
-  const enqueue = (add: Queued['add']): Promise<unknown> => {
+  const enqueue = (add: Queued['add'], size: number): Promise<unknown> => {
     if (missing) {
       return Promise.reject(
         new Error(
@@ -157,7 +183,7 @@ export function fromUpstash(client: UpstashLikeClient): ScriptClient {
       )
     }
     return new Promise((resolve, reject) => {
-      queue.push({ add, resolve, reject })
+      queue.push({ add, size, resolve, reject })
       if (!scheduled) schedule()
     })
   }
@@ -166,8 +192,8 @@ export function fromUpstash(client: UpstashLikeClient): ScriptClient {
     library: '@upstash/redis',
     isCluster: false,
     perRequest,
-    evalsha: (...command) => enqueue((p) => p.evalsha(...split(command))),
-    eval: (...command) => enqueue((p) => p.eval(...split(command))),
-    del: (keys) => enqueue((p) => p.del(...keys)),
+    evalsha: (...command) => enqueue((p) => p.evalsha(...split(command)), sizeOf(command)),
+    eval: (...command) => enqueue((p) => p.eval(...split(command)), sizeOf(command)),
+    del: (keys) => enqueue((p) => p.del(...keys), sizeOf(keys)),
   }
 }
