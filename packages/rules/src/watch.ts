@@ -1,7 +1,8 @@
 /**
  * Owns `watchRules`: a rules file kept loaded, reloaded off the event loop when it changes.
  */
-import { watch, type FSWatcher } from 'node:fs'
+import { statSync, watch, type FSWatcher } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import {
   checkFunction,
@@ -56,6 +57,19 @@ export const WATCH_RULES_OPTIONS = declareOptions<WatchRulesOptions>('watchRules
     orNull: true,
   },
 })
+
+/** How often the watched file's folder is looked up again (see the rewatch in watchRules). */
+const REWATCH_MS = 2000
+
+/** The folder at `path` as its device and inode, or undefined when there is none. */
+function folderIdentity(path: string): string | undefined {
+  try {
+    const found = statSync(path)
+    return `${found.dev}:${found.ino}`
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Loads `file` now (throwing a RulesError if it is invalid: start-up should fail loudly) and
@@ -153,16 +167,38 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
   }
 
   const name = basename(path)
-  let watcher: FSWatcher | undefined = watch(
-    dirname(path),
-    { persistent: false },
-    (_event, changed) => {
+  const folder = dirname(path)
+  function watchFolder(): FSWatcher {
+    const made = watch(folder, { persistent: false }, (_event, changed) => {
       // A ConfigMap swaps a `..data` symlink, not the file: any change in the folder may be ours,
       // and reading an unchanged file costs one small read.
       if (changed === null || changed === name || changed.startsWith('..')) schedule()
-    },
-  )
-  watcher.on('error', (error) => logger.warn(`sluice: watching ${file} failed: ${String(error)}`))
+    })
+    made.on('error', (error) => logger.warn(`sluice: watching ${file} failed: ${String(error)}`))
+    return made
+  }
+  let watcher: FSWatcher | undefined = watchFolder()
+  let watchedFolder = folderIdentity(folder)
+  // A watch follows the folder it was given, not its path: a folder swapped for another (`mv
+  // conf.new conf`) or deleted and made again left it on the old one, and no edit was seen
+  // again. Every REWATCH_MS the path's folder is looked up; a new one is watched and read.
+  const rewatch = setInterval(() => {
+    void stat(folder)
+      .then(
+        (found) => `${found.dev}:${found.ino}`,
+        () => undefined,
+      )
+      .then((identity) => {
+        if (closed || identity === watchedFolder) return
+        watchedFolder = identity
+        watcher?.close()
+        watcher = undefined
+        if (identity === undefined) return
+        watcher = watchFolder()
+        schedule()
+      })
+  }, REWATCH_MS)
+  rewatch.unref()
 
   return {
     get rules() {
@@ -173,6 +209,7 @@ export function watchRules(file: string, options: WatchRulesOptions = {}): Rules
       closed = true
       if (timer !== undefined) clearTimeout(timer)
       stopReading.abort()
+      clearInterval(rewatch)
       watcher?.close()
       watcher = undefined
     },

@@ -1,5 +1,5 @@
 import { fork } from 'node:child_process'
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -152,6 +152,29 @@ describe('watchRules: hot reload from a real file', () => {
     writeFileSync(file, rules(8))
     await until(() => limitOf(watcher!.rules) === 8)
   })
+
+  test('its folder swapped for another, or deleted and made again: the new one is watched', async () => {
+    writeFileSync(file, rules(5))
+    watcher = watchRules(file, { logger, debounceMs: 20 })
+    // `mv conf.new conf`: the watch was on the folder moved away.
+    const next = `${dir}.next`
+    mkdirSync(next)
+    writeFileSync(join(next, 'rules.yaml'), rules(6))
+    renameSync(dir, `${dir}.old`)
+    renameSync(next, dir)
+    await until(() => limitOf(watcher!.rules) === 6)
+    writeFileSync(file, rules(7))
+    await until(() => limitOf(watcher!.rules) === 7)
+    // `rm -rf conf && mkdir conf`, then the file written.
+    rmSync(dir, { recursive: true, force: true })
+    await new Promise((resolve) => setTimeout(resolve, 2500)) // the folder looked up while gone
+    mkdirSync(dir)
+    writeFileSync(file, rules(8))
+    await until(() => limitOf(watcher!.rules) === 8)
+    writeFileSync(file, rules(9))
+    await until(() => limitOf(watcher!.rules) === 9)
+    rmSync(`${dir}.old`, { recursive: true, force: true })
+  }, 20_000)
 
   test('reload() reads now; an unchanged file is not applied again', async () => {
     writeFileSync(file, rules(5))
