@@ -89,6 +89,29 @@ describe('sluice simulate is bounded for any arguments', () => {
     }
   })
 
+  test('a bad flag is named as given; a trace file may begin with a byte-order mark', async () => {
+    const huge = await sluice(...GCRA, '--limit', '5', '--window', '100000000000000000000')
+    expect(huge.code).toBe(2)
+    expect(firstLine(huge.stderr)).toBe(
+      '`window` must be at most 2^50 ms; got 100000000000000000000',
+    )
+    const seed = await sluice(...GCRA, '--limit', '5', '--window', '1s', '--seed', '1.5')
+    expect(seed.code).toBe(2)
+    expect(firstLine(seed.stderr)).toBe('`--seed` must be a whole number; got "1.5"')
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-bom-'))
+    try {
+      const file = join(dir, 'trace.json')
+      writeFileSync(file, `\uFEFF${JSON.stringify([{ at: 0 }, { at: 10 }, { at: 20 }])}`)
+      const marked = await sluice(...GCRA, '--limit', '5', '--window', '1s', '--trace', file)
+      expect([marked.code, marked.stderr]).toEqual([
+        0,
+        '3 of 3 requests admitted; wrote /dev/null\n',
+      ])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   test('--trace reads only a regular JSON file, and never prints its content', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-bounds-'))
     try {

@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util'
 import { parseDuration, SluiceError, type AlgorithmName, type WindowAnchor } from '@sluice/core'
+import { resolvePolicies } from '@sluice/core/adapter'
 import { simulate, type Trace } from './simulate'
 import { renderSvg } from './svg'
 import { makeTrace, TRACE_NAMES, type TraceName } from './traces'
@@ -41,6 +42,18 @@ const defaultIo: CommandIo = {
 }
 
 /** A number flag, or undefined when absent; text that is no number is an error naming the flag. */
+/** A flag's whole number (a seed): `1.5` would pass as a number and mean nothing more. */
+function wholeOption(value: string | undefined, flag: string): number | undefined {
+  const number = numberOption(value, flag)
+  if (number !== undefined && !Number.isSafeInteger(number)) {
+    throw new SluiceError(
+      'ERR_SLUICE_ARGUMENT',
+      `\`--${flag}\` must be a whole number; got ${JSON.stringify(value)}`,
+    )
+  }
+  return number
+}
+
 function numberOption(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined
   const number = Number(value)
@@ -67,7 +80,8 @@ async function loadTrace(
   const { readBoundedText, UnreadableFile } = await import('@sluice/rules')
   let parsed: unknown
   try {
-    parsed = JSON.parse(readBoundedText(name, MAX_TRACE_FILE_BYTES))
+    // A byte-order mark (some editors write one) is not part of the JSON.
+    parsed = JSON.parse(readBoundedText(name, MAX_TRACE_FILE_BYTES).replace(/^\uFEFF/, ''))
   } catch (error) {
     // Only the reason: a file that is no trace is not copied into the message.
     const reason =
@@ -145,12 +159,15 @@ export async function runSimulateCommand(
         : { precision: numberOption(text('precision'), 'precision') }),
       ...(text('anchor') === undefined ? {} : { anchor: text('anchor') as WindowAnchor }),
     }
+    // The limit's options first, so a bad one is named as given (`window`), not as the
+    // trace's option it also feeds (`windowMs`).
+    resolvePolicies(options)
     const trace = await loadTrace(
       text('trace') ?? 'bursty',
       limit as number,
       windowMs,
       numberOption(text('windows'), 'windows'),
-      numberOption(text('seed'), 'seed'),
+      wholeOption(text('seed'), 'seed'),
     )
     const result = simulate(trace, options)
     const svg = renderSvg(result, {
