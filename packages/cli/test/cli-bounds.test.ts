@@ -33,6 +33,12 @@ async function sluice(
 /** The first line of stderr: the message, before the usage. */
 const firstLine = (text: string) => text.split('\n')[0]
 
+/** Runs `sluice` and expects a usage refusal (exit 2) whose message is `message`. */
+async function expectRefused(args: string[], message: string): Promise<void> {
+  const { code, stderr } = await sluice(...args)
+  expect([code, firstLine(stderr)]).toEqual([2, message])
+}
+
 describe('sluice simulate is bounded for any arguments', () => {
   const GCRA = ['simulate', '--algorithm', 'gcra', '--out', '/dev/null']
 
@@ -81,23 +87,24 @@ describe('sluice simulate is bounded for any arguments', () => {
       expect(firstLine(log.stderr)).toBe(
         'the limits keep 1000000003 numbers of state per key (sliding-log one per unit of `limit`, sliding-window one per sub-window of `precision`); a simulation keeps at most 4194304: lower `limit` or `precision`',
       )
-      const wide = await sluice(...GCRA, '--limit', '5', '--window', '1s', '--width', '1e9')
-      expect(wide.code).toBe(2)
-      expect(firstLine(wide.stderr)).toBe('`width` must be at most 10000 (px); got 1000000000')
+      await expectRefused(
+        [...GCRA, '--limit', '5', '--window', '1s', '--width', '1e9'],
+        '`width` must be at most 10000 (px); got 1000000000',
+      )
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   })
 
   test('a bad flag is named as given; a trace file may begin with a byte-order mark', async () => {
-    const huge = await sluice(...GCRA, '--limit', '5', '--window', '100000000000000000000')
-    expect(huge.code).toBe(2)
-    expect(firstLine(huge.stderr)).toBe(
+    await expectRefused(
+      [...GCRA, '--limit', '5', '--window', '100000000000000000000'],
       '`window` must be at most 2^50 ms; got 100000000000000000000',
     )
-    const seed = await sluice(...GCRA, '--limit', '5', '--window', '1s', '--seed', '1.5')
-    expect(seed.code).toBe(2)
-    expect(firstLine(seed.stderr)).toBe('`--seed` must be a whole number; got "1.5"')
+    await expectRefused(
+      [...GCRA, '--limit', '5', '--window', '1s', '--seed', '1.5'],
+      '`--seed` must be a whole number; got "1.5"',
+    )
     const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-bom-'))
     try {
       const file = join(dir, 'trace.json')
