@@ -1,6 +1,7 @@
 // Store-call deadlines: one FIFO and one timer per timeoutMs for every call in flight; a timer
 // per call where timers end with the request that set them (Cloudflare Workers).
 import { StoreError, withoutStack } from '../errors'
+import { onCloudflareWorkers } from '../runtime'
 import { unrefTimer } from '../timers'
 
 /** A store call in flight: when it must have settled, and how to fail it if it has not. */
@@ -147,19 +148,13 @@ export class RequestDeadlines implements Deadlines {
   }
 }
 
-/** Cloudflare Workers, by their documented user agent: timers end with their request. */
-function timersEndWithRequest(): boolean {
-  const agent = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent
-  return agent === 'Cloudflare-Workers'
-}
-
 const deadlineQueues = new Map<number, Deadlines>()
 
 /** The deadlines of calls that share one `timeoutMs`: process-wide, or per call on Workers. */
 export function deadlinesFor(timeoutMs: number): Deadlines {
   let queue = deadlineQueues.get(timeoutMs)
   if (queue === undefined) {
-    queue = timersEndWithRequest() ? new RequestDeadlines(timeoutMs) : new DeadlineQueue(timeoutMs)
+    queue = onCloudflareWorkers() ? new RequestDeadlines(timeoutMs) : new DeadlineQueue(timeoutMs)
     deadlineQueues.set(timeoutMs, queue)
   }
   return queue

@@ -2,6 +2,7 @@
  * Owns the adapter for `@upstash/redis` (the REST client of edge runtimes): commands of one
  * microtask sent as one `/pipeline` request, each failing or succeeding alone.
  */
+import { onCloudflareWorkers } from '@sluice/core/web'
 import type { ScriptClient, UpstashLikeClient } from './types'
 
 /** What a pipeline replies per command with `keepErrors`. */
@@ -70,15 +71,6 @@ function sizeOf(command: readonly string[]): number {
  */
 const ORDER_WAIT_MS = 1000
 
-/**
- * Cloudflare Workers (their documented user agent): a request that waits on I/O another request
- * started is cancelled as hung, so each request's commands go in requests of its own.
- */
-function onWorkers(): boolean {
-  const agent = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent
-  return agent === 'Cloudflare-Workers'
-}
-
 /** Splits `sha numkeys ...keys ...args` into Upstash's `(sha, keys, args)`. */
 function split(command: readonly string[]): [string, string[], string[]] {
   const end = 2 + Number(command[1])
@@ -107,14 +99,16 @@ function clearError(error: unknown): Error {
  * together), or while the previous request was in flight, go as one POST to `/pipeline`, never
  * through MULTI: Upstash runs a pipeline's commands in order, and each script is atomic on its
  * own, as on any Redis. One request at a time keeps the order commands were made in (except on
- * Workers, see onWorkers). A
+ * Workers, see perRequest). A
  * command's Redis error (NOSCRIPT, WRONGTYPE) rejects that command only; a failed request
  * (HTTP error, network, bad token) rejects every command in it.
  */
 export function fromUpstash(client: UpstashLikeClient): ScriptClient {
   const redis = client as unknown as Upstash
   const missing = redis.client?.hasCredentials === false
-  const perRequest = onWorkers()
+  // On Workers a request that waits on I/O another request started is cancelled as hung, so
+  // each request's commands go in requests of their own.
+  const perRequest = onCloudflareWorkers()
   const queue: Queued[] = []
   /** The request in flight, settled or given up on after ORDER_WAIT_MS; undefined: none. */
   let inFlight: Promise<void> | undefined
