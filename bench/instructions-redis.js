@@ -7,7 +7,9 @@
 // of a few percent in the scripts shows here. The client runs outside valgrind.
 // Run: node bench/instructions-redis.js [algorithm ...]  (after npm run build; default every
 // algorithm; `gcra+sliding-window` is a limiter of those limits on one key, beside the sum of
-// their state ceilings; `token-bucket:wide` a wide budget, 10^12 a month).
+// their state ceilings; `token-bucket:wide` a wide budget, 10^12 a month; `<limiter>@packed` the
+// same on the packed layout, 4096 groups, which has no state ceiling here: the ceiling's script
+// reads and writes keys of their own).
 // BENCH_INSTR_REDIS_OPS (30,000) decisions are counted after as many to warm up.
 // BENCH_INSTR_REDIS_BASE=<dir> counts another checkout's build too (built, with node_modules),
 // in the same run: a change's before and after. BENCH_INSTR_REDIS_KEEP=<dir> keeps each
@@ -117,26 +119,37 @@ async function count(redis, client, decide) {
   return { perDecision: instructions / OPS, perCall: OPS / calls }
 }
 
+/** A limiter's name without its layout (`@packed`), and whether it is packed. */
+function layoutOf(name) {
+  const [limiter, layout] = name.split('@')
+  return { limiter, packed: layout === 'packed' }
+}
+
 /**
- * Sluice's limiter of `algorithm` from the build at `root`; `a+b` is one of those limits on
- * each key (several limits, keys of their own).
+ * Sluice's limiter of `name` from the build at `root`; `a+b` is one of those limits on each key
+ * (several limits), on keys of their own or (`@packed`) on the packed layout.
  */
-function sluiceOf(root, client, algorithm) {
+function sluiceOf(root, client, name) {
   const { createLimiter } = require(path.join(root, 'packages/core'))
   const { RedisStore } = require(path.join(root, 'packages/redis'))
+  const { limiter: algorithm, packed } = layoutOf(name)
   // `<algorithm>:wide` is a wide budget (10^12 a month, as in bench/redis.js).
-  const limitOf = (name) => {
+  // An algorithm that comes again (`gcra+gcra`) gets one more hour of window each time: two
+  // limits alike are refused (they would share one state).
+  const limitOf = (name, i = 0, parts = [name]) => {
     const [base, wide] = name.split(':')
     if (wide === 'wide') return { algorithm: base, limit: 1e12, window: '31d' }
-    return { algorithm: name, limit: name === 'sliding-log' ? 1_000_000 : BIG, window: '1h' }
+    const hours = 1 + parts.slice(0, i).filter((part) => part === name).length
+    return { algorithm: name, limit: name === 'sliding-log' ? 1_000_000 : BIG, window: `${hours}h` }
   }
   const parts = algorithm.split('+')
   const limits =
     parts.length === 1
       ? limitOf(algorithm)
-      : { limits: parts.map((name, i) => ({ name: `limit${i + 1}`, ...limitOf(name) })) }
+      : { limits: parts.map((name, i) => ({ name: `limit${i + 1}`, ...limitOf(name, i, parts) })) }
+  const store = new RedisStore({ client, packed: packed ? { groups: 4096, seed: 'bench' } : false })
   // Under valgrind a script call takes some 50 times as long: no call may time out.
-  return createLimiter({ store: new RedisStore({ client }), ...limits, timeoutMs: 60_000 })
+  return createLimiter({ store, ...limits, timeoutMs: 60_000 })
 }
 
 async function measureSluice(dir, root, algorithm) {
@@ -197,24 +210,26 @@ async function stateOnProbe(algorithm) {
 }
 
 async function main() {
-  const algorithms = process.argv
-    .slice(2)
-    .filter((a) => a.split('+').every((part) => ALGORITHMS.includes(part.split(':')[0])))
+  const algorithms = process.argv.slice(2).filter((a) =>
+    layoutOf(a)
+      .limiter.split('+')
+      .every((part) => ALGORITHMS.includes(part.split(':')[0])),
+  )
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-instr-redis-'))
   const rows = []
   try {
     for (const algorithm of algorithms.length > 0 ? algorithms : ALGORITHMS) {
       const sluice = await measureSluice(dir, path.join(__dirname, '..'), algorithm)
       const base = BASE ? await measureSluice(dir, path.resolve(BASE), algorithm) : undefined
-      const ceiling = await measureCeilings(dir, algorithm)
+      const ceiling = layoutOf(algorithm).packed ? undefined : await measureCeilings(dir, algorithm)
       const k = (n) => `${(n / 1000).toFixed(1)}k`
       rows.push([
         algorithm,
         k(sluice.perDecision),
         ...(base ? [k(base.perDecision)] : []),
-        k(ceiling.perDecision),
-        `${Math.round((100 * ceiling.perDecision) / sluice.perDecision)}%`,
-        `${sluice.perCall.toFixed(1)} / ${ceiling.perCall.toFixed(1)}`,
+        ceiling ? k(ceiling.perDecision) : '',
+        ceiling ? `${Math.round((100 * ceiling.perDecision) / sluice.perDecision)}%` : '',
+        `${sluice.perCall.toFixed(1)} / ${ceiling ? ceiling.perCall.toFixed(1) : ''}`,
       ])
       console.error(`${algorithm}: done`)
     }

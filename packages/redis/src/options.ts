@@ -85,19 +85,18 @@ export interface RedisStoreOptions {
    */
   batchSize?: number
   /**
-   * Keeps state packed: one hash per limit and group of client keys, a field per client key,
+   * Keeps state packed: one hash per group of client keys, a field per client key and limit,
    * instead of a key of its own per client key and limit. Redis memory per client key at
-   * 100,000 10-byte keys drops from 133 bytes to 56 for gcra and fixed-window, from 165 to 63
-   * for token-bucket, and to 49 for sliding-window (docs/redis.md, measured by
-   * bench/redis.js), because a field carries none of a key's own costs (its dictionary entry,
+   * 100,000 10-byte keys drops from 133 bytes to 63 for gcra and fixed-window, from 165 to 69
+   * for token-bucket, and to 57 for sliding-window (docs/redis.md, measured by bench/redis.js), because a field carries none of a key's own costs (its dictionary entry,
    * its TTL entry, the value's object). The price is throughput: gcra, fixed-window, the
    * buckets and sliding-window run their Lua on the hash, batched, at about 0.6x the decisions
-   * per second of keys of their own; wide budgets and limiters that mix a sliding window with
-   * other limits are decided in this process and written back by compare-and-set, two script
-   * calls a decision. sliding-log limits keep keys of their own.
-   * `groups` (default 4096): hashes per limit. Keep each under Redis's
-   * `hash-max-listpack-entries` (128): about your live client keys / 50. Changing `groups` (or
-   * turning packing on or off) starts every client from empty state.
+   * per second of keys of their own. A client key's limits share its group's hash, so a limiter
+   * of several limits reads them with one HMGET and writes them with one HSET. sliding-log
+   * limits keep keys of their own.
+   * `groups` (default 4096): hashes. Keep each under Redis's `hash-max-listpack-entries` (128):
+   * about (live client keys x limits per key) / 50. Changing `groups` (or turning packing on or
+   * off) starts every client from empty state.
    * `seed` (default: a random one shared through Redis): the secret the group of a client key is
    * a keyed hash with, so that no client can choose many keys of one group. Without it, the
    * first process sets a random seed in `<prefix>:seed` (no TTL) and every process reads it

@@ -8,7 +8,13 @@ import type { StoreRequest, StoreResult } from '@sluice/core'
 import type { Batcher, BatchEntry } from './batch'
 import type { CasOp, CasRunner } from './cas/runner'
 import { groupHashOf, sharedSeed, type GroupHash } from './cas/group-hash'
-import { packedBlock, packedField, packedPlaces, packedStem } from './cas/packed-places'
+import {
+  packedBlock,
+  packedField,
+  packedPlaces,
+  packedStates,
+  packedStem,
+} from './cas/packed-places'
 import type { ScriptClient } from './client/types'
 import type { Place } from './cas/storage'
 import { escapePart } from './keys'
@@ -104,9 +110,9 @@ export class PackedLayout {
       this.host.batcher.enqueue({
         plan,
         own,
-        key: stem + plan.ids[0],
+        key: packedStates(stem),
         block: `${stem}b`,
-        fields: [packedField(escaped, keys, 0), escaped],
+        fields: [packedField(escaped, keys, plan.ids, 0), escaped],
         request,
         extra,
         resolve,
@@ -138,9 +144,10 @@ export class PackedLayout {
     const n = plan.ids.length
     const states: string[] = new Array(n)
     const fields: string[] = new Array(n + 1)
+    const statesHash = packedStates(stem)
     for (let i = 0; i < n; i++) {
-      states[i] = stem + plan.ids[i]
-      fields[i] = packedField(escaped, keys, i)
+      states[i] = statesHash
+      fields[i] = packedField(escaped, keys, plan.ids, i)
     }
     fields[n] = escaped
     const block = `${stem}b`

@@ -17,7 +17,10 @@ async function groupsOf(prefix: string, seed?: string): Promise<Map<string, stri
   const groups = new Map<string, string>()
   for (const hash of await redis.admin.keys(`${prefix}:{%g*`)) {
     const group = /\{%g(\d+)\}/.exec(hash)?.[1] as string
-    for (const field of await redis.admin.hkeys(hash)) groups.set(field, group)
+    // A field is `<policy key id>:<client key>` (cas/packed-places.ts).
+    for (const field of await redis.admin.hkeys(hash)) {
+      groups.set(field.slice(field.indexOf(':') + 1), group)
+    }
   }
   expect(groups.size).toBe(KEYS.length)
   return groups

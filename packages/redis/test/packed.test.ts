@@ -26,21 +26,67 @@ test('every limit of a client key is a field of its group hash, which lives as l
   await limiter.consume('alice')
   await limiter.consume('bob')
   // The seed of the group hash, which every process of the store shares (see group-hash.ts).
-  expect((await redis.admin.keys('*')).sort()).toEqual([
-    'sluice:seed',
-    'sluice:{%g0}:g100/1h',
-    'sluice:{%g0}:k5/1m',
+  expect((await redis.admin.keys('*')).sort()).toEqual(['sluice:seed', 'sluice:{%g0}:s'])
+  const states = await redis.admin.hgetall('sluice:{%g0}:s')
+  expect(Object.keys(states).sort()).toEqual([
+    'g100/1h:alice',
+    'g100/1h:bob',
+    'k5/1m:alice',
+    'k5/1m:bob',
   ])
-  const window = await redis.admin.hgetall('sluice:{%g0}:k5/1m')
-  expect(Object.keys(window).sort()).toEqual(['alice', 'bob'])
   // `<expires at>;<state>`: the window's end plus the clock tolerance (1000 ms by default).
-  expect(window.alice).toBe(`${now + 60_000 + 1000};${now},1`)
-  expect(await redis.admin.pttl('sluice:{%g0}:k5/1m')).toBeGreaterThan(60_000 + 1000 - 500)
-  expect(await redis.admin.object('ENCODING', 'sluice:{%g0}:g100/1h')).toBe('listpack')
+  expect(states['k5/1m:alice']).toBe(`${now + 60_000 + 1000};${now},1`)
+  // The hash lives as long as its longest-lived field: gcra's, 36 s of backlog.
+  expect(await redis.admin.pttl('sluice:{%g0}:s')).toBeGreaterThan(60_000 + 1000 - 500)
+  expect(await redis.admin.object('ENCODING', 'sluice:{%g0}:s')).toBe('listpack')
   now += 61_000 + 1000
   // Expired fields read as empty: alice starts a new window.
   expect((await limiter.consume('alice')).policies[0].remaining).toBe(4)
 })
+
+test.each([32, 1])(
+  "a decision reads a client key's several limits with one HMGET and writes them with one HSET (batchSize %d)",
+  async (batchSize) => {
+    let now = 1_764_000_000_000
+    const store = new RedisStore({
+      client: connect(),
+      time: 'client',
+      batchSize,
+      packed: { groups: 1 },
+    })
+    const limiter = createLimiter({
+      store,
+      limits: [
+        { limit: 100, window: '1h', algorithm: 'gcra' },
+        { limit: 50, window: '1m', algorithm: 'sliding-window', precision: 4 },
+        { limit: 10, window: '1m', algorithm: 'fixed-window' },
+      ],
+      clock: () => now,
+    })
+    const both = () => Promise.all([limiter.consume('alice'), limiter.consume('bob')])
+    await both()
+    now += 1000
+    await redis.admin.config('RESETSTAT')
+    const decisions = await both()
+    for (const decision of decisions) {
+      expect(decision.policies.map((p) => p.remaining)).toEqual([98, 48, 8])
+    }
+    // Batched, both decisions are one script call; alone, one each.
+    expect(await redis.scriptCalls()).toBe(batchSize === 1 ? 2 : 1)
+    const calls = await redis.commandCalls()
+    // Per decision: the block's field (its own hash), then the three states at once, written
+    // at once, and the hash's TTL looked at once.
+    expect([calls.hget, calls.hmget, calls.hset, calls.pttl]).toEqual([2, 2, 2, 2])
+    expect(Object.keys(await redis.admin.hgetall('sluice:{%g0}:s')).sort()).toEqual([
+      'f10/1m:alice',
+      'f10/1m:bob',
+      'g100/1h:alice',
+      'g100/1h:bob',
+      'w50/1mp4:alice',
+      'w50/1mp4:bob',
+    ])
+  },
+)
 
 test('expired fields are swept: a hash holds at most about twice its live fields', async () => {
   let now = 1_764_000_000_000
@@ -57,7 +103,7 @@ test('expired fields are swept: a hash holds at most about twice its live fields
     window: '1s',
     clock: () => now,
   })
-  const hash = 'sluice:{%g0}:g1/1s'
+  const hash = 'sluice:{%g0}:s'
   let admitted = 0
   for (let wave = 0; wave < 6; wave++) {
     // 300 new client keys a wave; the last wave's have expired when the next comes.
@@ -172,7 +218,7 @@ test('sliding-log keeps keys of its own on a packed store, and blocks and resets
   for (const limiter of [log, both, meter]) await limiter.consume('carol')
   expect((await redis.admin.keys('*')).sort()).toEqual([
     'sluice:seed',
-    'sluice:{%g0}:g5/1m',
+    'sluice:{%g0}:s',
     'sluice:{carol}:g5/1m',
     'sluice:{carol}:s3/1m',
     'sluice:{carol}:s4/1m',
@@ -249,7 +295,7 @@ test('a limit decided by the packed script and by compare-and-set keeps one stat
   expect(remaining).toEqual([9, 8, 7, 6, 5, 4])
   // Core's state vector [TAT ms, remainder], after its expiry plus the tolerance: either path
   // reads the other's text.
-  const field = await redis.admin.hget('sluice:{%g0}:g10/1h', 'alice')
+  const field = await redis.admin.hget('sluice:{%g0}:s', 'g10/1h:alice')
   expect(field).toMatch(/^\d+;\d+,\d+$/)
   const [expires, tat] = (field as string).split(/[;,]/).map(Number)
   expect(tat).toBe(1_764_000_000_000 + 6 * 360_000)
@@ -281,7 +327,7 @@ test('a sliding window decided in Lua and by compare-and-set keeps one ring', as
     now += 4_000
   }
   // Core's state vector: the newest bucket, then the ring's five counts.
-  const field = await redis.admin.hget('sluice:{%g0}:w10/1mp4', 'bob')
+  const field = await redis.admin.hget('sluice:{%g0}:s', 'w10/1mp4:bob')
   expect(field).toMatch(/^\d+;\d+(,\d+){5}$/)
 })
 
@@ -293,7 +339,7 @@ test.each([
   async (algorithm, id) => {
     const store = new RedisStore({ client: connect(), packed: { groups: 1 } })
     const limiter = createLimiter({ store, algorithm, limit: 5, window: '1m' })
-    await redis.admin.hset(`sluice:{%g0}:${id}`, 'mallory', 'not a state')
+    await redis.admin.hset('sluice:{%g0}:s', `${id}:mallory`, 'not a state')
     await expect(
       store.consume({
         key: 'mallory',
@@ -301,7 +347,7 @@ test.each([
         cost: 1,
         now: Date.now(),
       }),
-    ).rejects.toThrow(`sluice:{%g0}:${id} field mallory holds not a state`)
+    ).rejects.toThrow(`sluice:{%g0}:s field ${id}:mallory holds not a state`)
   },
 )
 

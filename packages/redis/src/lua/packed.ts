@@ -8,13 +8,18 @@
  * compare-and-set (cas.ts).
  */
 
+/** How the field functions read a field: `redis.call('HGET', key, field)` unless given. */
+const HGET = "redis.call('HGET', key, field)"
+
 /**
- * The field functions every packed script defines. `sweep` sweeps a hash of fields expired at
+ * The field functions every packed script defines, reading a field by `read` (a Lua expression
+ * of `key` and `field`: a decision of several limits reads its fields at once, see
+ * lua/flat/several.ts). `sweep` sweeps a hash of fields expired at
  * `now` once it has doubled since its last sweep: the count then is kept in the field `%n`,
- * which no escaped key can be. Each field is looked at a bounded number of times per insert,
- * and a hash holds at most about twice its live fields. Needs `unpack`.
+ * which no field of a state can be. Each field is looked at a bounded number of times per
+ * insert, and a hash holds at most about twice its live fields. Needs `unpack`.
  */
-export const PACKED_FIELDS = `
+export const packedFields = (read = HGET): string => `
 local function sweep(key, now)
   local mark = tonumber(redis.call('HGET', key, '%n') or '16')
   local n = redis.call('HLEN', key)
@@ -40,7 +45,7 @@ end
 -- A two-integer state: core's state vector from the field (0, 0 once it has expired at \`now\`,
 -- as a key would be gone at its TTL). A field this store did not write fails the call.
 local function read_field(key, field, now)
-  local v = redis.call('HGET', key, field)
+  local v = ${read}
   if not v then return 0, 0 end
   local expires, x, y = string.match(v, '^(%d+);(%-?%d+),(%-?%d+)$')
   if not expires then
@@ -57,15 +62,18 @@ local function block_field(key, field)
 end
 `
 
+/** The field functions, each field read by its own `HGET`. */
+export const PACKED_FIELDS = packedFields()
+
 /**
  * sliding-window's ring in one field (its flat body, core's sliding-window.lua.ts): core's state vector, the newest bucket
  * then one count per ring slot. `read_ring` gives the newest bucket and the non-zero counts by
  * slot (0 and none once expired); `save_ring` writes them back, or deletes the field when the
- * state is empty again. Needs PACKED_FIELDS.
+ * state is empty again. Needs PACKED_FIELDS; `read` as there.
  */
-export const PACKED_RING = `
+export const packedRing = (read = HGET): string => `
 local function read_ring(key, field, now, ring)
-  local v, c = redis.call('HGET', key, field), {}
+  local v, c = ${read}, {}
   if not v then return 0, c end
   local expires, rest = string.match(v, '^(%d+);([%d,]+)$')
   local newest, i = 0, -1
@@ -92,6 +100,9 @@ local function save_ring(key, field, newest, c, ring, expires_at, now, slack)
   put_field(key, field, table.concat(parts, ','), expires_at - now + slack, now)
 end
 `
+
+/** sliding-window's ring functions, each field read by its own `HGET`. */
+export const PACKED_RING = packedRing()
 
 /**
  * The packed layout's places for the generic driver (the functions KEY_STATE in prelude.ts

@@ -25,12 +25,51 @@
  */
 import { consumeAnd, refundBranch, type LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
-import { PACKED_FIELDS, PACKED_RING } from '../packed'
+import { packedFields, packedRing } from '../packed'
 import { bakedInteger, type SeveralShape } from '../shape'
 import { BLOCK_KEY, eachAlone, INT_TEXTS, readCost, readsBlock, saveKey, UNPACK } from './frame'
 import { BLOCKS_DECLARED } from './flags'
 import { holdRepeated } from './hold'
 import { packedSave } from './packed-frame'
+
+/**
+ * The packed layout keeps every limit of a client key in one hash (cas/packed-places.ts), so a
+ * decision reads its fields with one `HMGET` (`fetchFields`) into `got`, which the field
+ * functions read from (packedFields' `read`; `got` is declared before them).
+ */
+const FETCHED = 'got[field]'
+
+/**
+ * And writes them with one `HSET`: put_field (lua/packed.ts) holds each write until
+ * `put_fields` writes them all and raises the hash's TTL once, to the longest-lived field's.
+ * Defined after packedFields and before packedRing, so the ring's save_ring calls this one.
+ * Expired states are still deleted at once (HDEL): a decision writes each field once.
+ */
+const BUFFERED_PUTS = `local puts, put_n, put_ttl = {}, 0, 0
+local function put_field(key, field, value, ttl, now)
+  puts[put_n + 1], puts[put_n + 2] = field, value
+  put_n = put_n + 2
+  if ttl > put_ttl then put_ttl = ttl end
+end
+local function put_fields(key, now)
+  if put_n == 0 then return end
+  if redis.call('HSET', key, unpack(puts, 1, put_n)) > 0 then sweep(key, now) end
+  if redis.call('PTTL', key) < put_ttl then redis.call('PEXPIRE', key, string.format('%d', put_ttl)) end
+  put_n, put_ttl = 0, 0
+end
+`
+
+/**
+ * Lua: a packed decision's fields (`fields`, Lua expressions) read from its hash `key` into
+ * `got`, and no write held (a decision that failed may have left some).
+ */
+function fetchFields(key: string, fields: readonly string[]): string {
+  const into = fields.map((field, i) => `got[${field}] = fetched[${i + 1}]`).join('\n')
+  return `local fetched = call('HMGET', ${key}, ${fields.join(', ')})
+${into}
+put_n, put_ttl = 0, 0
+`
+}
 
 /** The Lua of a script of `shape`. */
 export function severalLua(shape: SeveralShape): string {
@@ -46,7 +85,9 @@ function inputs(shape: SeveralShape): string {
   const slack = bakedInteger(shape.policies[0].slackMs)
   const packed = shape.layout === 'packed'
   const ring = shape.variants.some((v) => v.state === 'ring')
-  const fields = packed ? `${PACKED_FIELDS}${ring ? PACKED_RING : ''}` : ''
+  const fields = packed
+    ? `local got = {}\n${packedFields(FETCHED)}${BUFFERED_PUTS}${ring ? packedRing(FETCHED) : ''}`
+    : ''
   let own: string
   if (shape.calls === 'batch') {
     own = `local op, extra, slack, maxd = 'c', '', ${slack}, 0
@@ -147,11 +188,13 @@ function decision(shape: SeveralShape): string {
   const packed = shape.layout === 'packed'
   const read = packed ? 'block_field(bkey, bfield)' : `redis.pcall('GET', bkey)`
   const blocked = Array.from({ length: n }, () => '-wait').join(', ')
+  const fields = Array.from({ length: n }, (_, i) =>
+    batch ? `ARGV[fbase + ${i + 1}]` : `ARGV[${i + 1}]`,
+  )
   const scopes = shape.variants.map((variant, i) => {
     const p = shape.policies[i]
-    const field = packed ? (batch ? `ARGV[fbase + ${i + 1}]` : `ARGV[${i + 1}]`) : ''
     const place = packed
-      ? `local key, field, swapped = KEYS[${base}${i + 1}], ${field}, ${variant.lua.swapped === true}`
+      ? `local key, field, swapped = KEYS[${base}${i + 1}], ${fields[i]}, ${variant.lua.swapped === true}`
       : `local key = KEYS[${base}${i + 1}]`
     const head =
       variant.state !== 'pair'
@@ -166,6 +209,10 @@ local limit, window, burst, precision = ${bakedInteger(p.limit)}, ${bakedInteger
 ${head}${steps.read}`
     return { open, steps }
   })
+  // Packed: every policy's field is in the decision's one hash, read at once, written at once.
+  const hash = `KEYS[${base}1]`
+  const fetch = packed ? fetchFields(hash, fields) : ''
+  const put = packed ? `put_fields(${hash}, now)\n` : ''
   const refund = scopes.map(({ open, steps }) => `do\n${open}${steps.refund}end\n`).join('')
   let nest = ''
   for (let i = n - 1; i >= 0; i--) {
@@ -181,8 +228,8 @@ ${head}${steps.read}`
     if wait > 0 then return { ${blocked} } end
   end
 end
-${refundBranch({ batch }, refund)}local out, admitted, go = { ${replySlots(n)} }, true, false
-${nest}if go and server then out[${n + 1}] = now end
+${fetch}${refundBranch({ batch }, refund + put)}local out, admitted, go = { ${replySlots(n)} }, true, false
+${nest}${put}if go and server then out[${n + 1}] = now end
 return out
 `
 }
