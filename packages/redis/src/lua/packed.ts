@@ -69,34 +69,59 @@ export const PACKED_FIELDS = packedFields()
  * sliding-window's ring in one field (its flat body, core's sliding-window.lua.ts): core's state vector, the newest bucket
  * then one count per ring slot. `read_ring` gives the newest bucket and the non-zero counts by
  * slot (0 and none once expired); `save_ring` writes them back, or deletes the field when the
- * state is empty again. Needs PACKED_FIELDS; `read` as there.
+ * state is empty again. Needs PACKED_FIELDS (`read` as there) and the per-call memos
+ * (`text_ints`, `int_texts`, `int_text`: INT_TEXTS in flat/frame.ts).
  */
 export const packedRing = (read = HGET): string => `
 local function read_ring(key, field, now, ring)
   local v, c = ${read}, {}
   if not v then return 0, c end
-  local expires, rest = string.match(v, '^(%d+);([%d,]+)$')
-  local newest, i = 0, -1
-  if expires then
-    for x in string.gmatch(rest, '%d+') do
-      if i < 0 then newest = tonumber(x) elseif x ~= '0' then c[i] = tonumber(x) end
+  -- One pass over the numbers, each converted once per call (text_ints: a batch's rings share
+  -- their expiry, newest bucket and small counts); the shape is checked by the separators.
+  local expires, newest, i = nil, 0, -2
+  if string.find(v, '^%d+;[%d,]+$') then
+    for x in string.gmatch(v, '%d+') do
+      if i >= 0 then
+        if x ~= '0' then
+          local n = text_ints[x]
+          if n == nil then n = tonumber(x); text_ints[x] = n end
+          c[i] = n
+        end
+      else
+        local n = text_ints[x]
+        if n == nil then n = tonumber(x); text_ints[x] = n end
+        if i == -2 then expires = n else newest = n end
+      end
       i = i + 1
     end
   end
   if i ~= ring then
     error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
   end
-  if tonumber(expires) <= now then return 0, {} end
+  if expires <= now then return 0, {} end
   return newest, c
 end
 
+-- Each number's text formatted once per call (int_texts), and an empty slot's '0' not at all.
 local function save_ring(key, field, newest, c, ring, expires_at, now, slack)
   if expires_at <= now then
     redis.call('HDEL', key, field)
     return
   end
-  local parts = { string.format('%d;%d', expires_at + slack, newest) }
-  for s = 0, ring - 1 do parts[s + 2] = string.format('%d', c[s] or 0) end
+  local head, tail = int_texts[expires_at + slack], int_texts[newest]
+  if head == nil then head = int_text(expires_at + slack) end
+  if tail == nil then tail = int_text(newest) end
+  local parts = { head .. ';' .. tail }
+  for s = 0, ring - 1 do
+    local n = c[s]
+    if n == nil or n == 0 then
+      parts[s + 2] = '0'
+    else
+      local text = int_texts[n]
+      if text == nil then text = int_text(n) end
+      parts[s + 2] = text
+    end
+  end
   put_field(key, field, table.concat(parts, ','), expires_at - now + slack, now)
 end
 `
