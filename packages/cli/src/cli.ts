@@ -33,15 +33,17 @@ const checkRules: CliCommand = {
   summary: 'validate a rules file (YAML or JSON) and print the effective rule table',
   run(args, io) {
     if (args[0] === '--help' || args[0] === '-h') {
-      io.out('usage: sluice check-rules <file>')
+      io.out('usage: sluice check-rules [--] <file>')
       return 0
     }
-    if (args.length !== 1) {
-      io.err('usage: sluice check-rules <file>')
+    // `--` ends the options, as for any command line tool: `-- -rules.yaml` names that file.
+    const files = args[0] === '--' ? args.slice(1) : args
+    if (files.length !== 1) {
+      io.err('usage: sluice check-rules [--] <file>')
       return 2
     }
     // loadRules throws a RulesError naming the file, the path in it and what is wrong.
-    io.out(formatRuleTable(loadRules(args[0])))
+    io.out(formatRuleTable(loadRules(files[0])))
     return 0
   },
 }

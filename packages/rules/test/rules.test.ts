@@ -520,6 +520,20 @@ describe('sluice check-rules (the CLI, run as a child process)', () => {
     })
   })
 
+  test('`--` ends the options: the file after it is checked, and a `--help` after it names a file', async () => {
+    const file = join(dir, 'dashed.yaml')
+    writeFileSync(file, RULES)
+    const table = `${formatRuleTable(parseRules(RULES, { source: file }))}\n`
+    expect(await sluice('check-rules', '--', file)).toEqual({ code: 0, stdout: table, stderr: '' })
+    // After `--`, `--help` is a file's name (none here), not the flag.
+    const named = await sluice('check-rules', '--', '--help')
+    expect([named.code, named.stdout]).toEqual([1, ''])
+    expect(named.stderr).toContain('--help')
+    expect(named.stderr).not.toContain('usage')
+    expect((await sluice('check-rules', '--')).code).toBe(2)
+    expect((await sluice('check-rules', '--', file, file)).code).toBe(2)
+  })
+
   test('an invalid file: exit 1 and the error, without a stack', async () => {
     const file = join(dir, 'bad.yaml')
     writeFileSync(
