@@ -242,8 +242,8 @@ export class Batcher {
    * A batch of several policies' consumes (lua/flat/several.ts): keys of their own, KEYS each
    * one's states, then (`declare`) each one's block, then `<prefix>:blocks`; ARGV '', now,
    * its flags (batchFlags), and the costs unless all are 1. Packed: KEYS each one's
-   * hashes, then each one's block's hash; ARGV '', now, '', then per consume its fields, its
-   * block's field and its cost. As sendNow, a reply of the blocks flag's PTTL decided nothing.
+   * hashes, then each one's block's hash, then `<prefix>:blocks`; ARGV '', now, '', then per
+   * consume its fields, its block's field and its cost. As sendNow, a reply of the blocks flag's PTTL decided nothing.
    */
   private sendSeveral(batch: readonly BatchEntry[], declare: boolean): void {
     const first = batch[0]
@@ -258,7 +258,7 @@ export class Batcher {
     }
     const repeats = keys.size < args.length - 2
     if (packed || declare) for (const entry of batch) args.push(entry.block as string)
-    if (!packed) args.push(this.store.blocks)
+    args.push(this.store.blocks)
     args[1] = String(args.length - 2)
     const now = this.store.serverTime ? '' : String(first.request.now)
     args.push('', now, packed ? '' : batchFlags(declare, repeats))
@@ -274,14 +274,16 @@ export class Batcher {
   }
 
   /**
-   * A packed batch (lua/flat/frame.ts): KEYS the hashes, then the blocks' hashes; ARGV `now`
-   * and three per consume, its field, its block's field and its cost.
+   * A packed batch (lua/flat/frame.ts): KEYS the hashes, then the blocks' hashes, then
+   * `<prefix>:blocks` (read before any block field); ARGV `now` and three per consume, its
+   * field, its block's field and its cost.
    */
   private sendPacked(batch: readonly BatchEntry[]): void {
     const first = batch[0]
-    const args = [first.own.batch.sha, String(2 * batch.length)]
+    const args = [first.own.batch.sha, String(2 * batch.length + 1)]
     for (const entry of batch) args.push(entry.key)
     for (const entry of batch) args.push(entry.block as string)
+    args.push(this.store.blocks)
     args.push('', this.store.serverTime ? '' : String(first.request.now), '')
     for (const entry of batch) {
       const [state, block] = entry.fields as readonly string[]

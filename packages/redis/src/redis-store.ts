@@ -215,8 +215,11 @@ export class RedisStore implements Store {
   async block({ key, until, now }: StoreBlock): Promise<void> {
     this.batcher.sendPending()
     this.cache?.forget(key)
-    // A packed store keeps sliding-log limits in keys of their own (see run): both blocks.
-    await Promise.all([this.packed?.block(key, until, now), this.blockKey(key, until, now)])
+    // A packed store keeps sliding-log limits in keys of their own (see run): both blocks. The
+    // key's own first: its script keeps `<prefix>:blocks` alive, which packed batches read
+    // before they look at any block field (PACKED_ANY_BLOCK in lua/flat/frame.ts).
+    await this.blockKey(key, until, now)
+    await this.packed?.block(key, until, now)
   }
 
   /** The block as a key of its own, `<prefix>:{<key>}:b`: one round trip, the block script. */

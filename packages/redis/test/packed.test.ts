@@ -74,9 +74,11 @@ test.each([32, 1])(
     // Batched, both decisions are one script call; alone, one each.
     expect(await redis.scriptCalls()).toBe(batchSize === 1 ? 2 : 1)
     const calls = await redis.commandCalls()
-    // Per decision: the block's field (its own hash), then the three states at once, written
-    // at once, and the hash's TTL looked at once.
-    expect([calls.hget, calls.hmget, calls.hset, calls.pttl]).toEqual([2, 2, 2, 2])
+    // Per decision: the three states at once, written at once, and the hash's TTL looked at
+    // once; alone, the block's field (its own hash) first too, which a batch reads only while
+    // `sluice:blocks` says some key may be blocked.
+    const blockReads = batchSize === 1 ? 2 : 0
+    expect([calls.hget ?? 0, calls.hmget, calls.hset, calls.pttl]).toEqual([blockReads, 2, 2, 2])
     expect(Object.keys(await redis.admin.hgetall('sluice:{%g0}:s')).sort()).toEqual([
       'f10/1m:alice',
       'f10/1m:bob',
@@ -275,6 +277,48 @@ test('the consumes of one turn share one script call, decided in order', async (
   now += 60_000
   expect((await limiter.consume('a')).remaining).toBe(2)
 })
+
+test.each([
+  ['one limit', [{ limit: 10, window: '1m', algorithm: 'fixed-window' }]],
+  [
+    'several limits',
+    [
+      { limit: 10, window: '1m', algorithm: 'fixed-window' },
+      { limit: 10, window: '1h', algorithm: 'gcra' },
+    ],
+  ],
+] as const)(
+  'a batch reads block fields only while some key may be blocked, and sees a block another process set (%s)',
+  async (_name, limits) => {
+    let now = 1_764_000_000_000
+    const storeOf = () =>
+      new RedisStore({ client: connect(), time: 'client', packed: { groups: 4, seed: 's' } })
+    const mine = createLimiter({ store: storeOf(), limits: [...limits], clock: () => now })
+    const theirs = createLimiter({ store: storeOf(), limits: [...limits], clock: () => now })
+    const batch = () => Promise.all(['x', 'y', 'z'].map((key) => mine.consume(key)))
+    await batch() // new fields: the sweep's look at its count is an HGET too
+    await redis.admin.config('RESETSTAT')
+    expect((await batch()).map((d) => d.allowed)).toEqual([true, true, true])
+    expect(await redis.scriptCalls()).toBe(1)
+    // One limit reads its state with an HGET (several: one HMGET); no block field is read.
+    const stateReads = limits.length === 1 ? 3 : 0
+    expect((await redis.commandCalls()).hget ?? 0).toBe(stateReads)
+    // Another process blocks y: the flag it keeps alive makes this process's batches look.
+    await theirs.block('y', 5000)
+    now += 1000
+    await redis.admin.config('RESETSTAT')
+    const decisions = await batch()
+    // The three block fields now, and the states of x and z (y's block answers before).
+    expect((await redis.commandCalls()).hget).toBe(3 + (stateReads * 2) / 3)
+    expect(decisions.map((d) => [d.allowed, d.retryAfterMs])).toEqual([
+      [true, 0],
+      [false, 4000],
+      [true, 0],
+    ])
+    now += 4000
+    expect((await batch()).map((d) => d.allowed)).toEqual([true, true, true])
+  },
+)
 
 test('a limit decided by the packed script and by compare-and-set keeps one state', async () => {
   let now = 1_764_000_000_000

@@ -70,8 +70,9 @@ export const UNPACK = 'table.unpack or unpack'
  *
  * The packed layout (`packed`, lua/packed.ts): the shared script takes the driver's KEYS and
  * ARGV for one policy with the fields after them (see packedInputs); the batch script takes
- * KEYS[i] the hash of decision i and KEYS[m + i] its block's hash (always declared), ARGV[2]
- * now, and from ARGV[4] three per decision: its field, its block's field, its cost.
+ * KEYS[i] the hash of decision i, KEYS[m + i] its block's hash (always declared) and
+ * `<prefix>:blocks` last (PACKED_ANY_BLOCK), ARGV[2] now, and from ARGV[4] three per decision:
+ * its field, its block's field, its cost.
  */
 function inputs(shape: FlatShape): string {
   const { code } = shape.variant
@@ -154,9 +155,10 @@ ${shape.calls === 'batch' ? batchHead(shape) : ''}`
 
 /** The batch script's start of `one`: what it declares before (see ANY_BLOCK, HOLD_REPEATED). */
 function batchHead(shape: FlatShape): string {
-  // Packed: every block declared and read; a key that repeats is read again (no holding).
+  // Packed: every block hash declared, read while `<prefix>:blocks` exists (PACKED_ANY_BLOCK);
+  // a key that repeats is read again (no holding).
   if (shape.layout === 'packed')
-    return 'local m, blocks = #KEYS / 2, true\nlocal function one(key, bkey, field, bfield, cost)\n'
+    return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / 2\nlocal function one(key, bkey, field, bfield, cost)\n`
   const hold = holdsRepeated(shape.variant) ? HOLD_REPEATED : ''
   return `${ANY_BLOCK}${hold}local function one(key, bkey, extra, cost)\n`
 }
@@ -185,6 +187,15 @@ local m = #KEYS - 1
 if declared then m = floor(#KEYS / 2) end
 local blocks = call('EXISTS', KEYS[#KEYS]) == 1
 if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
+`
+
+/**
+ * A packed batch's ANY_BLOCK: its KEYS end with `<prefix>:blocks`, which every block the store
+ * sets keeps alive (RedisStore.block writes the key's block of its own, and so the flag, before
+ * the packed block field), and its decisions read their block fields only while it exists. The
+ * block hashes are always declared, so a batch never has to be sent again.
+ */
+export const PACKED_ANY_BLOCK = `local blocks = redis.call('EXISTS', KEYS[#KEYS]) == 1
 `
 
 /**

@@ -20,14 +20,24 @@
  * 'b' or 'br') the block of each, and `<prefix>:blocks` last (ANY_BLOCK); ARGV[2] now, ARGV[3]
  * the flags of the flat batch scripts ('r': some key repeats, see HOLD_REPEATED), ARGV[3 + i]
  * the costs, all absent when every cost is 1. Packed: KEYS the hashes of each decision, then the
- * block's hash of each; ARGV[2] now, and from ARGV[4] n + 2 per decision: its fields, its
- * block's field, its cost. Replies with each decision's reply, in order.
+ * block's hash of each, then `<prefix>:blocks` (PACKED_ANY_BLOCK); ARGV[2] now, and from ARGV[4]
+ * n + 2 per decision: its fields, its block's field, its cost. Replies with each decision's
+ * reply, in order.
  */
 import { consumeAnd, refundBranch, type LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { packedFields, packedRing } from '../packed'
 import { bakedInteger, type SeveralShape } from '../shape'
-import { BLOCK_KEY, eachAlone, INT_TEXTS, readCost, readsBlock, saveKey, UNPACK } from './frame'
+import {
+  BLOCK_KEY,
+  eachAlone,
+  INT_TEXTS,
+  PACKED_ANY_BLOCK,
+  readCost,
+  readsBlock,
+  saveKey,
+  UNPACK,
+} from './frame'
 import { BLOCKS_DECLARED } from './flags'
 import { holdRepeated } from './hold'
 import { packedSave } from './packed-frame'
@@ -133,13 +143,13 @@ function setups(shape: SeveralShape): string {
 
 /**
  * Batch: how many decisions (`m`), whether blocks are read (ANY_BLOCK in frame.ts, with n
- * keys per decision; packed: always, as its flat batch), held repeated keys (keys of their own),
- * and the decision as the function `one`.
+ * keys per decision; packed: PACKED_ANY_BLOCK, as its flat batch), held repeated keys (keys of
+ * their own), and the decision as the function `one`.
  */
 function batchHead(shape: SeveralShape): string {
   const n = shape.variants.length
   if (shape.layout === 'packed') {
-    return `local m, blocks = #KEYS / ${n + 1}, true
+    return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / ${n + 1}
 local function one(base, bkey, fbase, cost)
 local bfield = ARGV[fbase + ${n + 1}]
 `
