@@ -87,13 +87,14 @@ export interface RedisStoreOptions {
   /**
    * Keeps state packed: one hash per group of client keys, a field per client key and limit,
    * instead of a key of its own per client key and limit. Redis memory per client key at
-   * 100,000 10-byte keys drops from 133 bytes to 63 for gcra and fixed-window, from 165 to 69
-   * for token-bucket, and to 57 for sliding-window (docs/redis.md, measured by bench/redis.js), because a field carries none of a key's own costs (its dictionary entry,
-   * its TTL entry, the value's object). The price is throughput: gcra, fixed-window, the
-   * buckets and sliding-window run their Lua on the hash, batched, at about 0.6x the decisions
-   * per second of keys of their own. A client key's limits share its group's hash, so a limiter
-   * of several limits reads them with one HMGET and writes them with one HSET. sliding-log
-   * limits keep keys of their own.
+   * 100,000 10-byte keys drops from 133 bytes to 63 for gcra and fixed-window, from 165 to 70
+   * for token-bucket, and to 57 for sliding-window (docs/redis.md, measured by bench/redis.js),
+   * because a field carries none of a key's own costs (its dictionary entry, its TTL entry, the
+   * value's object). The price is throughput: gcra, fixed-window, the buckets and
+   * sliding-window run their Lua on the hash, batched, at about two thirds of the decisions per
+   * second of keys of their own (0.64-0.66x in docs/bench/redis.md). A client key's limits share
+   * its group's hash, so a limiter of several limits reads them with one HMGET and writes them
+   * with one HSET. sliding-log limits keep keys of their own.
    * `groups` (default 4096): hashes. Keep each under Redis's `hash-max-listpack-entries` (128):
    * about (live client keys x limits per key) / 50. Changing `groups` (or turning packing on or
    * off) starts every client from empty state.
