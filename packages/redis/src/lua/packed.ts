@@ -1,7 +1,7 @@
 /**
- * The packed layout's side of the scripts (RedisStoreOptions.packed): each limit's states are
- * fields of one hash per group, `<prefix>:{%g<group>}:<policy key id>`, one field per client
- * key (see cas/packed-places.ts). A field has no TTL of its own, so its value carries its
+ * The packed layout's side of the scripts (RedisStoreOptions.packed): states are fields of one
+ * hash per group, `<prefix>:{%g<group>}:s`, one field per client key and limit (see
+ * cas/packed-places.ts). A field has no TTL of its own, so its value carries its
  * expiry: `<expires at>;<core's state vector, comma-separated>`, the same text whichever path
  * wrote it, so they share one state: for gcra, fixed-window and the buckets the flat scripts
  * (one policy, flat/frame.ts) and the generic script below (several); for the rest core, by
@@ -131,9 +131,9 @@ export const PACKED_RING = packedRing()
 
 /**
  * The packed layout's places for the generic driver (the functions KEY_STATE in prelude.ts
- * defines for keys of their own): KEYS[i] is policy i's hash, ARGV carries six per policy, the
- * field last, then the block's field. An expired field reads as empty, as a key gone at its TTL
- * would; a state that is empty again is deleted.
+ * defines for keys of their own): KEYS[i] is policy i's hash (its group's), ARGV carries six
+ * per policy, the field last, then the block's field. An expired field reads as empty, as a
+ * key gone at its TTL would; a state that is empty again is deleted.
  */
 export const PACKED_STATE = `${PACKED_FIELDS}
 local PER = 6

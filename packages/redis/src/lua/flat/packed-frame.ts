@@ -6,7 +6,7 @@ import { PACKED_FIELDS, PACKED_RING } from '../packed'
 import type { Calls, Variant } from '../shape'
 
 /**
- * The packed layout's inputs (lua/packed.ts): KEYS[1] the limit's hash, KEYS[2] the block's;
+ * The packed layout's inputs (lua/packed.ts): KEYS[1] the states' hash, KEYS[2] the block's;
  * after the policy, ARGV[12] the client key's field and ARGV[13] its block's field, as in the
  * packed generic script for one policy (a batch passes them to `one`). Defines the field
  * functions (PACKED_FIELDS, and sliding-window's PACKED_RING).
