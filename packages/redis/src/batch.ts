@@ -243,7 +243,8 @@ export class Batcher {
    * one's states, then (`declare`) each one's block, then `<prefix>:blocks`; ARGV '', now,
    * its flags (batchFlags), and the costs unless all are 1. Packed: KEYS each one's
    * hashes, then each one's block's hash, then `<prefix>:blocks`; ARGV '', now, '', then per
-   * consume its fields, its block's field and its cost. As sendNow, a reply of the blocks flag's PTTL decided nothing.
+   * consume its fields, its block's field and its cost. As sendNow, a reply of the blocks
+   * flag's PTTL decided nothing.
    */
   private sendSeveral(batch: readonly BatchEntry[], declare: boolean): void {
     const first = batch[0]

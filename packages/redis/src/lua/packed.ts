@@ -14,9 +14,9 @@ const HGET = "redis.call('HGET', key, field)"
 /**
  * The field functions every packed script defines, reading a field by `read` (a Lua expression
  * of `key` and `field`: a decision of several limits reads its fields at once, see
- * lua/flat/several.ts). `sweep` sweeps a hash of fields expired at
- * `now` once it has doubled since its last sweep: the count then is kept in the field `%n`,
- * which no field of a state can be. Each field is looked at a bounded number of times per
+ * lua/flat/several.ts). `sweep` sweeps a hash of fields expired at `now` once it has doubled
+ * since its last sweep: the count then is kept in the field `%n`, which no field of a state
+ * can be. Each field is looked at a bounded number of times per
  * insert, and a hash holds at most about twice its live fields. Needs `unpack`.
  */
 export const packedFields = (read = HGET): string => `

@@ -158,7 +158,9 @@ function batchHead(shape: FlatShape): string {
   // Packed: every block hash declared, read while `<prefix>:blocks` exists (PACKED_ANY_BLOCK);
   // a key that repeats is read again (no holding).
   if (shape.layout === 'packed')
-    return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / 2\nlocal function one(key, bkey, field, bfield, cost)\n`
+    return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / 2
+local function one(key, bkey, field, bfield, cost)
+`
   const hold = holdsRepeated(shape.variant) ? HOLD_REPEATED : ''
   return `${ANY_BLOCK}${hold}local function one(key, bkey, extra, cost)\n`
 }
