@@ -9,7 +9,7 @@ import { evaluate } from './evaluate'
 import { describeValue } from './keys'
 import type { LuaScript } from './lua'
 import type { LoadedScript, Plan, PolicyScript } from './plan'
-import { flatOutcomes, parseOutcomes } from './replies'
+import { flatOutcomes, parseOutcomes, severalReplies } from './replies'
 
 /**
  * After this turn's other consumes have queued: setImmediate where it exists (Node, Bun, Deno),
@@ -205,7 +205,8 @@ export class Batcher {
   ): void {
     evaluate(this.store.client, script, args, (reply) => {
       if (flagged && typeof reply === 'number') return reply
-      return repliesOf(reply, batch)
+      if (batch[0].states === undefined) return repliesOf(reply, batch)
+      return severalReplies(reply, batch.length, batch[0].plan.policies.length)
     }).then(
       (replies) => {
         if (typeof replies === 'number') {

@@ -90,3 +90,40 @@ export function parseOutcomes(
   }
   return { outcomes }
 }
+
+/**
+ * A batch of several policies' replies (flatReplies in lua/flat/several.ts), one flat array,
+ * as one reply per decision: an array of its policies' replies (and the time it was counted
+ * at), or its error. Throws on a malformed reply.
+ */
+export function severalReplies(reply: unknown, decisions: number, policies: number): unknown[] {
+  const malformed = (): Error =>
+    new Error(`unexpected reply from the sluice script: ${describeValue(reply)}`)
+  if (!Array.isArray(reply)) throw malformed()
+  const items = reply as unknown[]
+  const out: unknown[] = new Array(decisions)
+  let at = 0
+  for (let i = 0; i < decisions; i++) {
+    const head = items[at++]
+    if (head instanceof Error) {
+      out[i] = head
+      continue
+    }
+    if (typeof head !== 'number' || head < 0 || head >= 2 ** (policies + 1)) throw malformed()
+    const count = head >= 2 ** policies ? policies + 1 : policies
+    const replies: unknown[] = new Array(count)
+    for (let j = 0; j < count; j++) {
+      if (j === policies || (head & (1 << j)) === 0) {
+        replies[j] = items[at++]
+        continue
+      }
+      const length = items[at++]
+      if (typeof length !== 'number' || length < 0) throw malformed()
+      replies[j] = items.slice(at, at + length)
+      at += length
+    }
+    out[i] = replies
+  }
+  if (at !== items.length) throw malformed()
+  return out
+}

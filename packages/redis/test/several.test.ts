@@ -111,6 +111,54 @@ describe('several policies on a real Redis', () => {
     })
   }
 
+  for (const [layout, packed] of [
+    ['keys', undefined],
+    ['packed', { groups: 4, seed: 'several' }],
+  ] as const) {
+    test(`${layout}: in one batch, a failed decision fails alone beside blocked and counted ones`, async () => {
+      const store = new RedisStore({ client: connect(), blockCache: false, packed })
+      const limiter = createLimiter({
+        store,
+        limits: [
+          { name: 'meter', algorithm: 'gcra', limit: 10, window: '1h' },
+          { name: 'window', algorithm: 'sliding-window', limit: 10, window: '1h', precision: 4 },
+          { name: 'minute', algorithm: 'fixed-window', limit: 10, window: '1h' },
+        ],
+      })
+      const clients = ['a', 'b', 'poisoned', 'blocked', 'c'].map((c) => `${layout}-${c}`)
+      for (const client of clients) await limiter.consume(client)
+      await limiter.block(clients[3], 60_000)
+      await poison(clients[2])
+      await redis.admin.config('RESETSTAT')
+      const consume = (key: string) =>
+        store.consume({ key, policies: limiter.policies, cost: 2, now: Date.now() })
+      const made = await Promise.allSettled([...clients, clients[0]].map(consume))
+      expect(await scriptCalls()).toBe(1)
+      const remaining = made.map((r) =>
+        r.status === 'fulfilled' ? r.value.outcomes.map((o) => o.remaining) : 'failed',
+      )
+      expect(remaining).toEqual([[7, 7, 7], [7, 7, 7], 'failed', [0, 0, 0], [7, 7, 7], [5, 5, 5]])
+      const blocked = made[3].status === 'fulfilled' ? made[3].value.outcomes : []
+      expect(blocked.every((o) => !o.allowed && o.retryAfterMs > 59_000)).toBe(true)
+      expect(String((made[2] as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE|not a state/)
+    })
+  }
+
+  /** Makes every state of `client` unreadable: a list in place of each key or each field's text. */
+  async function poison(client: string): Promise<void> {
+    for (const key of await redis.admin.keys('*')) {
+      const type = await redis.admin.type(key)
+      if (key.includes(client) && type === 'string') {
+        await redis.admin.del(key)
+        await redis.admin.rpush(key, 'x')
+      }
+      if (type !== 'hash') continue
+      for (const field of await redis.admin.hkeys(key)) {
+        if (field.includes(client)) await redis.admin.hset(key, field, 'not a state')
+      }
+    }
+  }
+
   test('two sliding windows of other precisions (a field table each, and none past 30)', async () => {
     const limiter = createLimiter({
       store: new RedisStore({ client: connect(), blockCache: false }),

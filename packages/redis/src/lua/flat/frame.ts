@@ -251,10 +251,13 @@ export const readCost = (arg: string): string =>
 
 /**
  * A batch's loop (see tail): `decide` for each i from 1 to `n`, setting `out[i]`; a decision
- * that fails sets its error there instead, and the loop goes on after it (see tail for why one
- * pcall covers a run of decisions).
+ * that fails sets its error there instead (or as `failed` puts it), and the loop goes on after
+ * it (see tail for why one pcall covers a run of decisions).
  */
-export function eachAlone(decide: string): string {
+export function eachAlone(
+  decide: string,
+  failed = (error: string): string => `out[done] = ${error}`,
+): string {
   return `local done = 0
 local function run(from)
   for i = from, n do
@@ -266,7 +269,7 @@ while done < n do
   local ok, err = pcall(run, done + 1)
   if ok then break end
   done = done + 1
-  out[done] = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
+  ${failed("redis.error_reply(type(err) == 'table' and err.err or tostring(err))")}
 end
 `
 }

@@ -21,13 +21,13 @@
  * the flags of the flat batch scripts ('r': some key repeats, see HOLD_REPEATED), ARGV[3 + i]
  * the costs, all absent when every cost is 1. Packed: KEYS the hashes of each decision, then the
  * block's hash of each, then `<prefix>:blocks` (PACKED_ANY_BLOCK); ARGV[2] now, and from ARGV[4]
- * n + 2 per decision: its fields, its block's field, its cost. Replies with each decision's
- * reply, in order.
+ * n + 2 per decision: its fields, its block's field, its cost. Replies with every decision's
+ * replies in one flat array (FLAT_OUT).
  */
 import { consumeAnd, refundBranch, type LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
 import { packedFields, packedRing } from '../packed'
-import { bakedInteger, type SeveralShape } from '../shape'
+import { bakedInteger, type SeveralShape, type Variant } from '../shape'
 import {
   BLOCK_KEY,
   eachAlone,
@@ -150,7 +150,7 @@ function batchHead(shape: SeveralShape): string {
   const n = shape.variants.length
   if (shape.layout === 'packed') {
     return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / ${n + 1}
-local function one(base, bkey, fbase, cost)
+${FLAT_OUT}local function one(base, bkey, fbase, cost)
 local bfield = ARGV[fbase + ${n + 1}]
 `
   }
@@ -159,7 +159,7 @@ local m = floor((#KEYS - 1) / ${n})
 if declared then m = floor((#KEYS - 1) / ${n + 1}) end
 local blocks = call('EXISTS', KEYS[#KEYS]) == 1
 if blocks and not declared then return call('PTTL', KEYS[#KEYS]) end
-${holdRepeated(`m * ${n}`)}local function one(base, bkey, extra, cost)
+${holdRepeated(`m * ${n}`)}${FLAT_OUT}local function one(base, bkey, extra, cost)
 `
 }
 
@@ -169,13 +169,30 @@ function batchTail(shape: SeveralShape): string {
   const decide =
     shape.layout === 'packed'
       ? `local j = 3 + ${n + 2} * (i - 1)
-    ${readCost(`ARGV[j + ${n + 2}]`)}out[i] = one(${n} * (i - 1), KEYS[m * ${n} + i], j, cost)`
-      : `${readCost('ARGV[i + 3]')}out[i] = one(${n} * (i - 1), declared and KEYS[m * ${n} + i], '', cost)`
+    ${readCost(`ARGV[j + ${n + 2}]`)}seg = f
+    one(${n} * (i - 1), KEYS[m * ${n} + i], j, cost)`
+      : `${readCost('ARGV[i + 3]')}seg = f
+    one(${n} * (i - 1), declared and KEYS[m * ${n} + i], '', cost)`
   return `end
-local out, n = {}, m
-${eachAlone(decide)}${shape.layout === 'packed' ? '' : 'flush()\n'}return out
+local n = m
+${eachAlone(decide, FAILED)}${shape.layout === 'packed' ? '' : 'flush()\n'}return flat
 `
 }
+
+/**
+ * A batch's reply, one flat array (severalReplies in replies.ts): Redis turns each table of a
+ * reply into RESP by probing it for seven fields (err, ok, double, ...) and giving it a
+ * deferred length, some 7k instructions a decision when each had a table of its own. So the
+ * decisions write into `flat` in turn, from `seg`: a header, then each policy's reply, a number
+ * or (where bit i - 1 of the header is set) the length of policy i's table then its items, and
+ * (bit n) the time the decision was counted at.
+ */
+const FLAT_OUT = 'local flat, f, seg = {}, 0, 0\n'
+
+/** A decision that failed is its error alone, in place of what it had written (eachAlone). */
+const FAILED = (error: string): string => `for k = seg + 1, f do flat[k] = nil end
+  f = seg + 1
+  flat[f] = ${error}`
 
 /**
  * A decision's reply table, sized at once for its n replies and, on Redis's clock, the time
@@ -197,7 +214,9 @@ function decision(shape: SeveralShape): string {
   const base = batch ? 'base + ' : ''
   const packed = shape.layout === 'packed'
   const read = packed ? 'block_field(bkey, bfield)' : `redis.pcall('GET', bkey)`
-  const blocked = Array.from({ length: n }, () => '-wait').join(', ')
+  const blocked = batch
+    ? `flat[f + 1] = 0\n${Array.from({ length: n }, (_, i) => `flat[f + ${i + 2}] = -wait\n`).join('')}f = f + ${n + 1}\nreturn`
+    : `return { ${Array.from({ length: n }, () => '-wait').join(', ')} }`
   const fields = Array.from({ length: n }, (_, i) =>
     batch ? `ARGV[fbase + ${i + 1}]` : `ARGV[${i + 1}]`,
   )
@@ -227,7 +246,7 @@ ${head}${steps.read}`
   let nest = ''
   for (let i = n - 1; i >= 0; i--) {
     const { open, steps } = scopes[i]
-    const tested = `out[${i + 1}] = reply\nif not fits then admitted = false end\n`
+    const tested = `${batch ? emitted(shape.variants[i]) : `out[${i + 1}] = reply\n`}if not fits then admitted = false end\n`
     const go = i === n - 1 ? `go = admitted and ${consumeAnd({ batch })}cost > 0\n` : ''
     nest = `do\n${open}${steps.look}${tested}${nest}${go}if go then\n${steps.apply}end\nend\n`
   }
@@ -235,11 +254,32 @@ ${head}${steps.read}`
   local blocked = ${read}
   if ${packed ? 'blocked' : "type(blocked) == 'string'"} then
     local wait = tonumber(blocked) - now
-    if wait > 0 then return { ${blocked} } end
+    if wait > 0 then ${blocked} end
   end
 end
-${fetch}${refundBranch({ batch }, refund + put)}local out, admitted, go = { ${replySlots(n)} }, true, false
-${nest}${put}if go and server then out[${n + 1}] = now end
-return out
+${fetch}${refundBranch({ batch }, refund + put)}${batch ? 'local head = f + 1\nf = head\nlocal admitted, go = true, false' : `local out, admitted, go = { ${replySlots(n)} }, true, false`}
+${nest}${put}${batch ? flatEnd(shape) : `if go and server then out[${n + 1}] = now end\nreturn out\n`}`
+}
+
+/** Batch: policy i's reply into `flat` (FLAT_OUT): a ring's table as its length, then its items. */
+function emitted(variant: Variant): string {
+  if (variant.state !== 'ring') return 'f = f + 1\nflat[f] = reply\n'
+  return `local len = #reply
+flat[f + 1] = len
+for k = 1, len do flat[f + 1 + k] = reply[k] end
+f = f + 1 + len
+`
+}
+
+/** Batch: the decision's header (FLAT_OUT), and the time it was counted at after its replies. */
+function flatEnd(shape: SeveralShape): string {
+  const n = shape.variants.length
+  const mask = shape.variants.reduce((sum, v, i) => (v.state === 'ring' ? sum + 2 ** i : sum), 0)
+  return `flat[head] = ${mask}
+if go and server then
+  flat[head] = ${mask + 2 ** n}
+  f = f + 1
+  flat[f] = now
+end
 `
 }
