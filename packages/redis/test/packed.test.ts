@@ -375,15 +375,25 @@ test('a sliding window decided in Lua and by compare-and-set keeps one ring', as
   expect(field).toMatch(/^\d+;\d+(,\d+){5}$/)
 })
 
+// A later expiry than any test's clock, so the rest of the field is read too.
+const LATER = '9999999999999'
+
 test.each([
-  ['gcra', 'g5/1m'],
-  ['sliding-window', 'w5/1m'],
+  ['gcra', 'g5/1m', 'not a state'],
+  ['gcra', 'g5/1m', `${LATER};1`],
+  ['gcra', 'g5/1m', `${LATER};1,2,3`],
+  ['gcra', 'g5/1m', `${LATER};1,x`],
+  ['gcra', 'g5/1m', `;1,2`],
+  ['sliding-window', 'w5/1m', 'not a state'],
+  ['sliding-window', 'w5/1m', `${LATER};1,2`],
+  ['sliding-window', 'w5/1m', `${LATER};1,2,3,4`],
+  ['sliding-window', 'w5/1m', `${LATER};1,2,`],
 ] as const)(
-  'a field that is not a state this store wrote fails the call, naming it (%s)',
-  async (algorithm, id) => {
+  'a field that is not a state this store wrote fails the call, naming it (%s, %s, %j)',
+  async (algorithm, id, value) => {
     const store = new RedisStore({ client: connect(), packed: { groups: 1 } })
     const limiter = createLimiter({ store, algorithm, limit: 5, window: '1m' })
-    await redis.admin.hset('sluice:{%g0}:s', `${id}:mallory`, 'not a state')
+    await redis.admin.hset('sluice:{%g0}:s', `${id}:mallory`, value)
     await expect(
       store.consume({
         key: 'mallory',
@@ -391,7 +401,7 @@ test.each([
         cost: 1,
         now: Date.now(),
       }),
-    ).rejects.toThrow(`sluice:{%g0}:s field ${id}:mallory holds not a state`)
+    ).rejects.toThrow(`sluice:{%g0}:s field ${id}:mallory holds ${value}`)
   },
 )
 

@@ -16,10 +16,14 @@ const HGET = "redis.call('HGET', key, field)"
  * of `key` and `field`: a decision of several limits reads its fields at once, see
  * lua/flat/several.ts). `sweep` sweeps a hash of fields expired at `now` once it has doubled
  * since its last sweep: the count then is kept in the field `%n`, which no field of a state
- * can be. Each field is looked at a bounded number of times per
- * insert, and a hash holds at most about twice its live fields. Needs `unpack`.
+ * can be. Each field is looked at a bounded number of times per insert, and a hash holds at
+ * most about twice its live fields. Needs `unpack`, and `text_int` (pair.ts) for `read_field`.
  */
 export const packedFields = (read = HGET): string => `
+local function foreign_field(key, field, v)
+  error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
+end
+
 local function sweep(key, now)
   local mark = tonumber(redis.call('HGET', key, '%n') or '16')
   local n = redis.call('HLEN', key)
@@ -43,16 +47,20 @@ local function put_field(key, field, value, ttl, now)
 end
 
 -- A two-integer state: core's state vector from the field (0, 0 once it has expired at \`now\`,
--- as a key would be gone at its TTL). A field this store did not write fails the call.
+-- as a key would be gone at its TTL). A field this store did not write fails the call. Cut at
+-- its separators, not matched to a pattern (a third of a several-limits decision's Lua), and
+-- each number converted once per call (text_int): a batch's fields share expiries and counts.
 local function read_field(key, field, now)
   local v = ${read}
   if not v then return 0, 0 end
-  local expires, x, y = string.match(v, '^(%d+);(%-?%d+),(%-?%d+)$')
-  if not expires then
-    error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
-  end
-  if tonumber(expires) <= now then return 0, 0 end
-  return tonumber(x), tonumber(y)
+  local semi = string.find(v, ';', 1, true)
+  local comma = semi and string.find(v, ',', semi + 1, true)
+  local expires = comma and text_int(string.sub(v, 1, semi - 1))
+  if not expires then foreign_field(key, field, v) end
+  if expires <= now then return 0, 0 end
+  local x, y = text_int(string.sub(v, semi + 1, comma - 1)), text_int(string.sub(v, comma + 1))
+  if not (x and y) then foreign_field(key, field, v) end
+  return x, y
 end
 
 -- When the client key's block ends (nil: none); a block is \`<expires at>;<ends at>\`.
@@ -70,35 +78,32 @@ export const PACKED_FIELDS = packedFields()
  * then one count per ring slot. `read_ring` gives the newest bucket and the non-zero counts by
  * slot (0 and none once expired); `save_ring` writes them back, or deletes the field when the
  * state is empty again. Needs PACKED_FIELDS (`read` as there) and the per-call memos
- * (`text_ints`, `int_texts`, `int_text`: INT_TEXTS in flat/frame.ts).
+ * (`text_int`, `int_texts`, `int_text`: INT_TEXTS in flat/frame.ts).
  */
 export const packedRing = (read = HGET): string => `
 local function read_ring(key, field, now, ring)
   local v, c = ${read}, {}
   if not v then return 0, c end
-  -- One pass over the numbers, each converted once per call (text_ints: a batch's rings share
-  -- their expiry, newest bucket and small counts); the shape is checked by the separators.
-  local expires, newest, i = nil, 0, -2
-  if string.find(v, '^%d+;[%d,]+$') then
-    for x in string.gmatch(v, '%d+') do
-      if i >= 0 then
-        if x ~= '0' then
-          local n = text_ints[x]
-          if n == nil then n = tonumber(x); text_ints[x] = n end
-          c[i] = n
-        end
-      else
-        local n = text_ints[x]
-        if n == nil then n = tonumber(x); text_ints[x] = n end
-        if i == -2 then expires = n else newest = n end
-      end
-      i = i + 1
+  -- Cut at the separators, as read_field, each number converted once per call (text_int: a
+  -- batch's rings share their expiry, newest bucket and small counts).
+  local semi = string.find(v, ';', 1, true)
+  local comma = semi and string.find(v, ',', semi + 1, true)
+  local expires = comma and text_int(string.sub(v, 1, semi - 1))
+  local newest = expires and text_int(string.sub(v, semi + 1, comma - 1))
+  if not newest then foreign_field(key, field, v) end
+  if expires <= now then return 0, c end
+  local from = comma + 1
+  for s = 0, ring - 1 do
+    local to = string.find(v, ',', from, true)
+    if (to == nil) ~= (s == ring - 1) then foreign_field(key, field, v) end
+    local x = string.sub(v, from, (to or 0) - 1)
+    if x ~= '0' then
+      local n = text_int(x)
+      if not n then foreign_field(key, field, v) end
+      c[s] = n
     end
+    from = (to or 0) + 1
   end
-  if i ~= ring then
-    error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
-  end
-  if expires <= now then return 0, {} end
   return newest, c
 end
 
