@@ -34,7 +34,7 @@ export interface BatchEntry {
   readonly fields?: readonly string[]
   /**
    * Several policies' consume through the plan's own flat script (lua/flat/several.ts): each
-   * policy's state key (packed: its hash); `key` is unused then.
+   * policy's state key (packed: the one hash of them all); `key` is unused then.
    */
   readonly states?: readonly string[]
   /**
@@ -243,7 +243,7 @@ export class Batcher {
    * A batch of several policies' consumes (lua/flat/several.ts): keys of their own, KEYS each
    * one's states, then (`declare`) each one's block, then `<prefix>:blocks`; ARGV '', now,
    * its flags (batchFlags), and the costs unless all are 1. Packed: KEYS each one's
-   * hashes, then each one's block's hash, then `<prefix>:blocks`; ARGV '', now, '', then per
+   * hash, then each one's block's hash, then `<prefix>:blocks`; ARGV '', now, '', then per
    * consume its fields, its block's field and its cost. As sendNow, a reply of the blocks
    * flag's PTTL decided nothing.
    */

@@ -123,8 +123,8 @@ export class PackedLayout {
 
   /**
    * Several policies' operation through the plan's own flat script of them all
-   * (lua/flat/several.ts): a plain consume joins its batch; the rest go alone, KEYS the hashes
-   * and the block's (not on a Cluster), ARGV the fields, the block's, then a per-policy
+   * (lua/flat/several.ts): a plain consume joins its batch; the rest go alone, KEYS the hash
+   * of its states and the block's (not on a Cluster), ARGV the fields, the block's, then a per-policy
    * script's ARGV.
    */
   several(
@@ -142,13 +142,10 @@ export class PackedLayout {
     const stem = packedStem(this.host.prefix, hash, key)
     const escaped = escapePart(key)
     const n = plan.ids.length
-    const states: string[] = new Array(n)
+    // The client key's states are fields of one hash, declared once.
+    const states = [packedStates(stem)]
     const fields: string[] = new Array(n + 1)
-    const statesHash = packedStates(stem)
-    for (let i = 0; i < n; i++) {
-      states[i] = statesHash
-      fields[i] = packedField(escaped, keys, plan.ids, i)
-    }
+    for (let i = 0; i < n; i++) fields[i] = packedField(escaped, keys, plan.ids, i)
     fields[n] = escaped
     const block = `${stem}b`
     if (op === 'c' && this.host.batches(request)) {
@@ -167,7 +164,7 @@ export class PackedLayout {
         })
       })
     }
-    const args = [own.sha, String(this.host.isCluster ? n : n + 1), ...states]
+    const args = [own.sha, this.host.isCluster ? '1' : '2', ...states]
     if (!this.host.isCluster) args.push(block)
     for (const field of fields) args.push(field)
     pushOwnArgs(args, request, op, extra, this.host.serverTime)

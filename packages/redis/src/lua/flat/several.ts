@@ -9,8 +9,8 @@
  *
  * Single call (keys of their own): KEYS[1..n] the states, KEYS[n + 1] the block (not on a
  * Cluster, see driver.ts); ARGV as a per-policy flat script's (extra, op, now, cost, maxDelayMs,
- * each optional: `inputs` in frame.ts). Packed (lua/packed.ts): KEYS[1..n] the hashes,
- * KEYS[n + 1] the block's; ARGV[1..n] the fields, ARGV[n + 1] the block's field, then those
+ * each optional: `inputs` in frame.ts). Packed (lua/packed.ts): KEYS[1] the hash of every
+ * state, KEYS[2] the block's (not on a Cluster); ARGV[1..n] the fields, ARGV[n + 1] the block's field, then those
  * five. Replies as the generic scripts (driver.ts): one reply per policy, each its flat
  * script's, and after them, for an admitted consume on Redis's clock, the time it was counted
  * at; a blocked key's -(ms until the block ends) for every policy; nil for a refund.
@@ -19,8 +19,8 @@
  * keys of their own, KEYS[n * (i - 1) + j] state j of decision i (1 <= i <= m), then (ARGV[3]
  * 'b' or 'br') the block of each, and `<prefix>:blocks` last (ANY_BLOCK); ARGV[2] now, ARGV[3]
  * the flags of the flat batch scripts ('r': some key repeats, see HOLD_REPEATED), ARGV[3 + i]
- * the costs, all absent when every cost is 1. Packed: KEYS the hashes of each decision, then the
- * block's hash of each, then `<prefix>:blocks` (PACKED_ANY_BLOCK); ARGV[2] now, and from ARGV[4]
+ * the costs, all absent when every cost is 1. Packed: KEYS the hash of each decision (its
+ * states all live there), then the block's hash of each, then `<prefix>:blocks` (PACKED_ANY_BLOCK); ARGV[2] now, and from ARGV[4]
  * n + 2 per decision: its fields, its block's field, its cost. Replies with every decision's
  * replies in one flat array (FLAT_OUT).
  */
@@ -107,7 +107,7 @@ local now = tonumber(ARGV[2])
     // The packed layout's fields come first: the rest are optional, each sent only up to the
     // last that is not its default (pushOwnArgs in script-args.ts).
     const a = packed ? n + 1 : 0
-    own = `local bkey, extra, op = KEYS[${n + 1}] or ${BLOCK_KEY}, ARGV[${a + 1}] or '', ARGV[${a + 2}] or 'c'
+    own = `local bkey, extra, op = KEYS[${packed ? 2 : n + 1}] or ${BLOCK_KEY}, ARGV[${a + 1}] or '', ARGV[${a + 2}] or 'c'
 local now = tonumber(ARGV[${a + 3}])
 local cost, slack, maxd = tonumber(ARGV[${a + 4}]) or 1, ${slack}, tonumber(ARGV[${a + 5}]) or 0
 ${packed ? `local bfield = ARGV[${n + 1}]\n` : ''}`
@@ -149,7 +149,7 @@ function setups(shape: SeveralShape): string {
 function batchHead(shape: SeveralShape): string {
   const n = shape.variants.length
   if (shape.layout === 'packed') {
-    return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / ${n + 1}
+    return `${PACKED_ANY_BLOCK}local m = (#KEYS - 1) / 2
 ${FLAT_OUT}local function one(base, bkey, fbase, cost)
 local bfield = ARGV[fbase + ${n + 1}]
 `
@@ -170,7 +170,7 @@ function batchTail(shape: SeveralShape): string {
     shape.layout === 'packed'
       ? `local j = 3 + ${n + 2} * (i - 1)
     ${readCost(`ARGV[j + ${n + 2}]`)}seg = f
-    one(${n} * (i - 1), KEYS[m * ${n} + i], j, cost)`
+    one(i, KEYS[m + i], j, cost)`
       : `${readCost('ARGV[i + 3]')}seg = f
     one(${n} * (i - 1), declared and KEYS[m * ${n} + i], '', cost)`
   return `end
@@ -213,6 +213,8 @@ function decision(shape: SeveralShape): string {
   const batch = shape.calls === 'batch'
   const base = batch ? 'base + ' : ''
   const packed = shape.layout === 'packed'
+  // Packed: every policy's field is in the decision's one hash, read at once, written at once.
+  const hash = batch ? 'KEYS[base]' : 'KEYS[1]'
   const read = packed ? 'block_field(bkey, bfield)' : `redis.pcall('GET', bkey)`
   const blocked = batch
     ? `flat[f + 1] = 0\n${Array.from({ length: n }, (_, i) => `flat[f + ${i + 2}] = -wait\n`).join('')}f = f + ${n + 1}\nreturn`
@@ -223,7 +225,7 @@ function decision(shape: SeveralShape): string {
   const scopes = shape.variants.map((variant, i) => {
     const p = shape.policies[i]
     const place = packed
-      ? `local key, field, swapped = KEYS[${base}${i + 1}], ${fields[i]}, ${variant.lua.swapped === true}`
+      ? `local key, field, swapped = ${hash}, ${fields[i]}, ${variant.lua.swapped === true}`
       : `local key = KEYS[${base}${i + 1}]`
     const head =
       variant.state !== 'pair'
@@ -238,8 +240,6 @@ local limit, window, burst, precision = ${bakedInteger(p.limit)}, ${bakedInteger
 ${head}${steps.read}`
     return { open, steps }
   })
-  // Packed: every policy's field is in the decision's one hash, read at once, written at once.
-  const hash = `KEYS[${base}1]`
   const fetch = packed ? fetchFields(hash, fields) : ''
   const put = packed ? `put_fields(${hash}, now)\n` : ''
   const refund = scopes.map(({ open, steps }) => `do\n${open}${steps.refund}end\n`).join('')
