@@ -44,10 +44,11 @@ import { packedSave } from './packed-frame'
 
 /**
  * The packed layout keeps every limit of a client key in one hash (cas/packed-places.ts), so a
- * decision reads its fields with one `HMGET` (`fetchFields`) into `got`, which the field
- * functions read from (packedFields' `read`; `got` is declared before them).
+ * decision reads its fields with one `HMGET` (`fetchFields`), and each policy's scope sets
+ * `current` to its field's value, which the field functions read (packedFields' `read`;
+ * `current` is declared before them): no table of the batch's fields to grow and look up.
  */
-const FETCHED = 'got[field]'
+const FETCHED = 'current'
 
 /**
  * And writes them with one `HSET`: put_field (lua/packed.ts) holds each write until
@@ -71,12 +72,10 @@ end
 
 /**
  * Lua: a packed decision's fields (`fields`, Lua expressions) read from its hash `key` into
- * `got`, and no write held (a decision that failed may have left some).
+ * `fetched`, and no write held (a decision that failed may have left some).
  */
 function fetchFields(key: string, fields: readonly string[]): string {
-  const into = fields.map((field, i) => `got[${field}] = fetched[${i + 1}]`).join('\n')
   return `local fetched = call('HMGET', ${key}, ${fields.join(', ')})
-${into}
 put_n, put_ttl = 0, 0
 `
 }
@@ -96,7 +95,7 @@ function inputs(shape: SeveralShape): string {
   const packed = shape.layout === 'packed'
   const ring = shape.variants.some((v) => v.state === 'ring')
   const fields = packed
-    ? `local got = {}\n${packedFields(FETCHED)}${BUFFERED_PUTS}${ring ? packedRing(FETCHED) : ''}`
+    ? `local current\n${packedFields(FETCHED)}${BUFFERED_PUTS}${ring ? packedRing(FETCHED) : ''}`
     : ''
   let own: string
   if (shape.calls === 'batch') {
@@ -225,7 +224,8 @@ function decision(shape: SeveralShape): string {
   const scopes = shape.variants.map((variant, i) => {
     const p = shape.policies[i]
     const place = packed
-      ? `local key, field, swapped = ${hash}, ${fields[i]}, ${variant.lua.swapped === true}`
+      ? `current = fetched[${i + 1}]
+local key, field, swapped = ${hash}, ${fields[i]}, ${variant.lua.swapped === true}`
       : `local key = KEYS[${base}${i + 1}]`
     const head =
       variant.state !== 'pair'
