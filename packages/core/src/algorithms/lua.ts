@@ -14,6 +14,12 @@ export interface LuaFrame {
   readonly baked: { readonly precision: number; readonly windowMs: number } | undefined
   /** Lua that writes the pair (a, b) expiring at `expiresAt` (deleting it once empty). */
   save(a: string, b: string, expiresAt: string): string
+  /**
+   * Lua in place of building a packed ring's `reply` table from `now`, `newest` and `c` (its
+   * non-zero counts by slot), for a frame that writes its replies out itself; undefined: the
+   * table is built.
+   */
+  readonly ringReply?: string
 }
 
 /**

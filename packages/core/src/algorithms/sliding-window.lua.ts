@@ -324,18 +324,19 @@ end
 `,
 })
 
-/**
- * The ring read from its field (packed layout), and the reply as on keys of their own.
- */
-const PACKED_READ = `local size = window / precision
-local ring = precision + 1
-local newest, c = read_ring(key, field, now, ring)
-local reply, r = { now, newest }, 2
+/** The reply as on keys of their own: `now`, the newest bucket, each non-zero slot and count. */
+const RING_REPLY = `local reply, r = { now, newest }, 2
 for slot, value in pairs(c) do
   reply[r + 1], reply[r + 2] = slot, value
   r = r + 2
 end
 `
+
+/** The ring read from its field (packed layout), and the reply (or the frame's ringReply). */
+const packedRead = (frame: LuaFrame): string => `local size = window / precision
+local ring = precision + 1
+local newest, c = read_ring(key, field, now, ring)
+${frame.ringReply ?? RING_REPLY}`
 
 const PACKED_REFUND = `${SW_REFUND_LEFT}if reaches then
   if left > 0 then c[slot] = left else c[slot] = nil end
@@ -362,13 +363,13 @@ save_ring(key, field, newest, c, ring, (bucket + precision + 1) * size, now, sla
  */
 const packedFlat = (
   frame: LuaFrame,
-): string => `${PACKED_READ}${refundBranch(frame, PACKED_REFUND)}if cost > limit or ${peekOr(frame)}cost == 0 then return reply end
+): string => `${packedRead(frame)}${refundBranch(frame, PACKED_REFUND)}if cost > limit or ${peekOr(frame)}cost == 0 then return reply end
 ${swUsed(inHash)}if used + cost > limit then return reply end
 ${PACKED_APPLY}return reply
 `
 
 const packedSteps = (frame: LuaFrame): FlatSteps => ({
-  read: PACKED_READ,
+  read: packedRead(frame),
   refund: PACKED_REFUND,
   look: stepsFits(frame),
   apply: PACKED_APPLY,

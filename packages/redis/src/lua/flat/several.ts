@@ -123,15 +123,35 @@ end
 `
 }
 
-/** Each policy's frame: the shape's layout, the policy as its constants. */
+/**
+ * Each policy's frame: the shape's layout, the policy as its constants; a packed batch's ring
+ * writes its reply straight into the batch's (RING_INTO_FLAT).
+ */
 function frameOf(shape: SeveralShape, i: number): LuaFrame {
+  const packed = shape.layout === 'packed'
+  const batch = shape.calls === 'batch'
   return {
     layout: shape.layout,
-    batch: shape.calls === 'batch',
+    batch,
     baked: shape.policies[i],
-    save: shape.layout === 'packed' ? packedSave : saveKey,
+    save: packed ? packedSave : saveKey,
+    ...(packed && batch ? { ringReply: RING_INTO_FLAT } : {}),
   }
 }
+
+/**
+ * A packed ring's reply written where `emitted` would copy it (FLAT_OUT): its length, `now`,
+ * the newest bucket, then slot and count of each non-zero count, with no table of its own.
+ */
+const RING_INTO_FLAT = `local at = f + 1
+flat[at + 1], flat[at + 2] = now, newest
+f = at + 2
+for slot, value in pairs(c) do
+  flat[f + 1], flat[f + 2] = slot, value
+  f = f + 2
+end
+flat[at] = f - at
+`
 
 /** What each variant defines once per call (flatSetup), each text once. */
 function setups(shape: SeveralShape): string {
@@ -246,7 +266,7 @@ ${head}${steps.read}`
   let nest = ''
   for (let i = n - 1; i >= 0; i--) {
     const { open, steps } = scopes[i]
-    const tested = `${batch ? emitted(shape.variants[i]) : `out[${i + 1}] = reply\n`}if not fits then admitted = false end\n`
+    const tested = `${batch ? emitted(shape.variants[i], packed) : `out[${i + 1}] = reply\n`}if not fits then admitted = false end\n`
     const go = i === n - 1 ? `go = admitted and ${consumeAnd({ batch })}cost > 0\n` : ''
     nest = `do\n${open}${steps.look}${tested}${nest}${go}if go then\n${steps.apply}end\nend\n`
   }
@@ -261,9 +281,13 @@ ${fetch}${refundBranch({ batch }, refund + put)}${batch ? 'local head = f + 1\nf
 ${nest}${put}${batch ? flatEnd(shape) : `if go and server then out[${n + 1}] = now end\nreturn out\n`}`
 }
 
-/** Batch: policy i's reply into `flat` (FLAT_OUT): a ring's table as its length, then its items. */
-function emitted(variant: Variant): string {
+/**
+ * Batch: policy i's reply into `flat` (FLAT_OUT): a ring's table as its length, then its items
+ * (a packed ring's is there already: RING_INTO_FLAT).
+ */
+function emitted(variant: Variant, packed: boolean): string {
   if (variant.state !== 'ring') return 'f = f + 1\nflat[f] = reply\n'
+  if (packed) return ''
   return `local len = #reply
 flat[f + 1] = len
 for k = 1, len do flat[f + 1 + k] = reply[k] end
