@@ -346,34 +346,39 @@ test('a limit decided by the packed script and by compare-and-set keeps one stat
   expect(expires).toBe(tat + 1000)
 })
 
-test('a sliding window decided in Lua and by compare-and-set keeps one ring', async () => {
-  let now = 1_764_000_000_000
-  const window = { limit: 10, window: '1m', algorithm: 'sliding-window', precision: 4 } as const
-  const other = { limit: 100, window: '1h', algorithm: 'gcra' } as const
-  const packed = new RedisStore({ client: connect(), time: 'client', packed: { groups: 1 } })
-  const memory = new MemoryStore()
-  const pair = (store: RedisStore | MemoryStore) => [
-    createLimiter({ store, limits: [window], clock: () => now }),
-    createLimiter({ store, limits: [window, other], clock: () => now }),
-  ]
-  const [alone, mixed] = pair(packed)
-  const [aloneInMemory, mixedInMemory] = pair(memory)
-  // Across buckets (15 s each) and out of the window: each path reads what the other wrote.
-  for (let i = 0; i < 40; i++) {
-    const [limiter, oracle] = i % 3 === 0 ? [mixed, mixedInMemory] : [alone, aloneInMemory]
-    const [got, want] = [await limiter.consume('bob'), await oracle.consume('bob')]
-    expect([i, got.allowed, got.policies[0].remaining, got.retryAfterMs]).toEqual([
-      i,
-      want.allowed,
-      want.policies[0].remaining,
-      want.retryAfterMs,
-    ])
-    now += 4_000
-  }
-  // Core's state vector: the newest bucket, then the ring's five counts.
-  const field = await redis.admin.hget('sluice:{%g0}:s', 'w10/1mp4:bob')
-  expect(field).toMatch(/^\d+;\d+(,\d+){5}$/)
-})
+// Precision 1 too: its ring of two slots is written without a table (save_ring).
+test.each([4, 1])(
+  'a sliding window decided in Lua and by compare-and-set keeps one ring (precision %d)',
+  async (precision) => {
+    let now = 1_764_000_000_000
+    const window = { limit: 10, window: '1m', algorithm: 'sliding-window', precision } as const
+    const other = { limit: 100, window: '1h', algorithm: 'gcra' } as const
+    const packed = new RedisStore({ client: connect(), time: 'client', packed: { groups: 1 } })
+    const memory = new MemoryStore()
+    const pair = (store: RedisStore | MemoryStore) => [
+      createLimiter({ store, limits: [window], clock: () => now }),
+      createLimiter({ store, limits: [window, other], clock: () => now }),
+    ]
+    const [alone, mixed] = pair(packed)
+    const [aloneInMemory, mixedInMemory] = pair(memory)
+    // Across buckets (15 s each) and out of the window: each path reads what the other wrote.
+    for (let i = 0; i < 40; i++) {
+      const [limiter, oracle] = i % 3 === 0 ? [mixed, mixedInMemory] : [alone, aloneInMemory]
+      const [got, want] = [await limiter.consume('bob'), await oracle.consume('bob')]
+      expect([i, got.allowed, got.policies[0].remaining, got.retryAfterMs]).toEqual([
+        i,
+        want.allowed,
+        want.policies[0].remaining,
+        want.retryAfterMs,
+      ])
+      now += 4_000
+    }
+    // Core's state vector: the newest bucket, then the ring's precision + 1 counts.
+    const id = precision === 1 ? 'w10/1m' : `w10/1mp${precision}`
+    const field = await redis.admin.hget('sluice:{%g0}:s', `${id}:bob`)
+    expect(field).toMatch(new RegExp(`^\\d+;\\d+(,\\d+){${precision + 1}}$`))
+  },
+)
 
 // A later expiry than any test's clock, so the rest of the field is read too.
 const LATER = '9999999999999'

@@ -116,18 +116,28 @@ local function save_ring(key, field, newest, c, ring, expires_at, now, slack)
   local head, tail = int_texts[expires_at + slack], int_texts[newest]
   if head == nil then head = int_text(expires_at + slack) end
   if tail == nil then tail = int_text(newest) end
-  local parts = { head .. ';' .. tail }
-  for s = 0, ring - 1 do
-    local n = c[s]
-    if n == nil or n == 0 then
-      parts[s + 2] = '0'
-    else
-      local text = int_texts[n]
-      if text == nil then text = int_text(n) end
-      parts[s + 2] = text
+  local value
+  if ring == 2 then
+    -- The default precision's two slots, joined at once: no table to grow and concat.
+    local a, b = c[0], c[1]
+    if a == nil or a == 0 then a = '0' else a = int_texts[a] or int_text(a) end
+    if b == nil or b == 0 then b = '0' else b = int_texts[b] or int_text(b) end
+    value = head .. ';' .. tail .. ',' .. a .. ',' .. b
+  else
+    local parts = { head .. ';' .. tail }
+    for s = 0, ring - 1 do
+      local n = c[s]
+      if n == nil or n == 0 then
+        parts[s + 2] = '0'
+      else
+        local text = int_texts[n]
+        if text == nil then text = int_text(n) end
+        parts[s + 2] = text
+      end
     end
+    value = table.concat(parts, ',')
   end
-  put_field(key, field, table.concat(parts, ','), expires_at - now + slack, now)
+  put_field(key, field, value, expires_at - now + slack, now)
 end
 `
 
