@@ -259,7 +259,7 @@ async function main() {
     }
   }
   // The packed layout and wide budgets beside keys of their own, 1,000 in flight over 10k keys,
-  // once each in the same minute: packed Lua (gcra, sliding-window), and the paths core decides
+  // in interleaved rounds: packed Lua (gcra, sliding-window), and the paths core decides
   // in the process by compare-and-set (a packed limiter of gcra and sliding-window, a wide
   // budget).
   const perKey = (algorithm) => sluice(track(pipelined()), algorithm)
@@ -303,8 +303,7 @@ async function main() {
     if (before) compareAndSetOnly(store)
     return createLimiter({ timeoutMs: TIMEOUT_MS, store, algorithm, limit: 1e12, window: '31d' })
   }
-  const layoutRows = []
-  for (const [name, limiter, base] of [
+  const layouts = [
     ['gcra, keys of their own', perKey('gcra')],
     ['gcra, packed (Lua)', packedLimiter('gcra'), 0],
     ['gcra, 10^12 a month: wide (one script)', wide('gcra'), 0],
@@ -330,15 +329,28 @@ async function main() {
       packedLimits(threeLimits, true),
       1,
     ],
-  ]) {
-    await admin.flushall()
-    await admin.config('RESETSTAT')
-    const cpu = await serverCpuUs(admin)
-    const rate = await throughput((n) => limiter.consume(`cas:${n % KEYS}`), CAS_OPS, IN_FLIGHT)
-    const cpuUs = ((await serverCpuUs(admin)) - cpu) / CAS_OPS
-    const calls = (await commandCalls(admin)) / CAS_OPS
-    layoutRows.push({ name: `Sluice RedisStore (${name})`, rate, calls, cpuUs, base })
+  ]
+  // In ROUNDS interleaved rounds, medians: one run each read up to 0.2x apart between rows
+  // measured a minute apart (the first row's limiter also ran before the process was warm).
+  const layoutRuns = layouts.map(() => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, [, limiter]] of layouts.entries()) {
+      await admin.flushall()
+      await admin.config('RESETSTAT')
+      const cpu = await serverCpuUs(admin)
+      const rate = await throughput((n) => limiter.consume(`cas:${n % KEYS}`), CAS_OPS, IN_FLIGHT)
+      const cpuUs = ((await serverCpuUs(admin)) - cpu) / CAS_OPS
+      const calls = (await commandCalls(admin)) / CAS_OPS
+      layoutRuns[i].push({ rate, calls, cpuUs })
+    }
   }
+  const layoutRows = layouts.map(([name, , base], i) => ({
+    name: `Sluice RedisStore (${name})`,
+    rate: median(layoutRuns[i].map((r) => r.rate)),
+    calls: median(layoutRuns[i].map((r) => r.calls)),
+    cpuUs: median(layoutRuns[i].map((r) => r.cpuUs)),
+    base,
+  }))
   await admin.flushall()
   const ceiling = median(ceilings)
   const ceilingPipelined = rawCeiling(port, sha, 1, IN_FLIGHT)
@@ -470,7 +482,7 @@ async function main() {
       ]),
     ),
     '',
-    `The packed layout, wide budgets and several limits per key beside one limit, ${fmt(CAS_OPS)} decisions each, ${IN_FLIGHT} in flight over ${fmt(KEYS)} keys, in the same minute ("vs one limit": beside the same algorithm on keys of their own; several limits beside gcra alone on the same layout):`,
+    `The packed layout, wide budgets and several limits per key beside one limit, ${fmt(CAS_OPS)} decisions each, ${IN_FLIGHT} in flight over ${fmt(KEYS)} keys, medians of ${ROUNDS} interleaved rounds ("vs one limit": beside the same algorithm on keys of their own; several limits beside gcra alone on the same layout):`,
     '',
     table(
       [
