@@ -15,9 +15,9 @@ export interface LuaFrame {
   /** Lua that writes the pair (a, b) expiring at `expiresAt` (deleting it once empty). */
   save(a: string, b: string, expiresAt: string): string
   /**
-   * Lua in place of building a packed ring's `reply` table from `now`, `newest` and `c` (its
-   * non-zero counts by slot), for a frame that writes its replies out itself; undefined: the
-   * table is built.
+   * Lua in place of building a ring's `reply` table (sliding-window) from `now`, `newest` and
+   * `c` (its non-zero counts by slot), for a frame that writes its replies out itself;
+   * undefined: the table is built.
    */
   readonly ringReply?: string
 }

@@ -212,7 +212,11 @@ const inHash = (slot: string): string => `(c[${slot}] or 0)`
  * integers (no bulk strings for the client to parse). One pass; the texts read once per call
  * (text_int's memo, written out here: a Lua call per field cost more than its lookup).
  */
-const keysRead = (frame: LuaFrame): string => `${ringSize(frame.baked)}
+const keysRead = (frame: LuaFrame): string =>
+  frame.ringReply === undefined ? keysReadWithReply(frame) : keysReadOnly(frame)
+
+/** The hash read into `newest` and `c`, and the reply built in the same pass. */
+const keysReadWithReply = (frame: LuaFrame): string => `${ringSize(frame.baked)}
 local h = call('HGETALL', key)
 local newest, c, reply, r = 0, {}, ${replyTable(frame.baked)}, 2
 for i = 1, #h, 2 do
@@ -233,6 +237,25 @@ for i = 1, #h, 2 do
 end
 reply[2] = newest
 `
+
+/** The hash read into `newest` and `c`, then the frame's ringReply in place of the table. */
+const keysReadOnly = (frame: LuaFrame): string => `${ringSize(frame.baked)}
+local h = call('HGETALL', key)
+local newest, c = 0, {}
+for i = 1, #h, 2 do
+  local text = h[i + 1]
+  local value = text_ints[text]
+  if value == nil then
+    value = tonumber(text)
+    text_ints[text] = value
+  end
+  if h[i] == 'n' then
+    newest = value
+  else
+    c[${slotOf(frame.baked, 'h[i]')}] = value
+  end
+end
+${frame.ringReply}`
 
 /** A timed refund on the hash (as sliding_window.refund then save). */
 const keysRefund = (frame: LuaFrame): string => `${SW_REFUND_LEFT}if reaches then

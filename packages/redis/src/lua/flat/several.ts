@@ -124,24 +124,23 @@ end
 }
 
 /**
- * Each policy's frame: the shape's layout, the policy as its constants; a packed batch's ring
- * writes its reply straight into the batch's (RING_INTO_FLAT).
+ * Each policy's frame: the shape's layout, the policy as its constants; a batch's ring writes
+ * its reply straight into the batch's (RING_INTO_FLAT).
  */
 function frameOf(shape: SeveralShape, i: number): LuaFrame {
-  const packed = shape.layout === 'packed'
   const batch = shape.calls === 'batch'
   return {
     layout: shape.layout,
     batch,
     baked: shape.policies[i],
-    save: packed ? packedSave : saveKey,
-    ...(packed && batch ? { ringReply: RING_INTO_FLAT } : {}),
+    save: shape.layout === 'packed' ? packedSave : saveKey,
+    ...(batch ? { ringReply: RING_INTO_FLAT } : {}),
   }
 }
 
 /**
- * A packed ring's reply written where `emitted` would copy it (FLAT_OUT): its length, `now`,
- * the newest bucket, then slot and count of each non-zero count, with no table of its own.
+ * A ring's reply written into the batch's (FLAT_OUT): its length, `now`, the newest bucket,
+ * then slot and count of each non-zero count, with no table of its own.
  */
 const RING_INTO_FLAT = `local at = f + 1
 flat[at + 1], flat[at + 2] = now, newest
@@ -266,7 +265,7 @@ ${head}${steps.read}`
   let nest = ''
   for (let i = n - 1; i >= 0; i--) {
     const { open, steps } = scopes[i]
-    const tested = `${batch ? emitted(shape.variants[i], packed) : `out[${i + 1}] = reply\n`}if not fits then admitted = false end\n`
+    const tested = `${batch ? emitted(shape.variants[i]) : `out[${i + 1}] = reply\n`}if not fits then admitted = false end\n`
     const go = i === n - 1 ? `go = admitted and ${consumeAnd({ batch })}cost > 0\n` : ''
     nest = `do\n${open}${steps.look}${tested}${nest}${go}if go then\n${steps.apply}end\nend\n`
   }
@@ -281,18 +280,9 @@ ${fetch}${refundBranch({ batch }, refund + put)}${batch ? 'local head = f + 1\nf
 ${nest}${put}${batch ? flatEnd(shape) : `if go and server then out[${n + 1}] = now end\nreturn out\n`}`
 }
 
-/**
- * Batch: policy i's reply into `flat` (FLAT_OUT): a ring's table as its length, then its items
- * (a packed ring's is there already: RING_INTO_FLAT).
- */
-function emitted(variant: Variant, packed: boolean): string {
-  if (variant.state !== 'ring') return 'f = f + 1\nflat[f] = reply\n'
-  if (packed) return ''
-  return `local len = #reply
-flat[f + 1] = len
-for k = 1, len do flat[f + 1 + k] = reply[k] end
-f = f + 1 + len
-`
+/** Batch: policy i's reply into `flat` (FLAT_OUT); a ring's is there already (RING_INTO_FLAT). */
+function emitted(variant: Variant): string {
+  return variant.state === 'ring' ? '' : 'f = f + 1\nflat[f] = reply\n'
 }
 
 /** Batch: the decision's header (FLAT_OUT), and the time it was counted at after its replies. */
