@@ -105,8 +105,10 @@ export function severalReplies(reply: unknown, decisions: number, policies: numb
   let at = 0
   for (let i = 0; i < decisions; i++) {
     const head = items[at++]
-    if (head instanceof Error) {
-      out[i] = head
+    // A failed decision: an error, or its text where the client passes errors inside a reply
+    // on as text (Upstash's REST API: client/upstash.ts).
+    if (head instanceof Error || typeof head === 'string') {
+      out[i] = head instanceof Error ? head : new Error(head)
       continue
     }
     if (typeof head !== 'number' || head < 0 || head >= 2 ** (policies + 1)) throw malformed()

@@ -1,6 +1,8 @@
 import { createLimiter, type LimitOptions, type Policy } from '@sluice/core'
 import { resolvePolicy } from '@sluice/core/adapter'
 import { RedisStore } from '@sluice/redis'
+import { upstashUnderTest } from '@sluice/testkit'
+import { Redis } from 'ioredis'
 import { MAX_SEVERAL, SCRIPTS } from '../src/lua'
 import { Planner } from '../src/plan'
 import { routeOf } from '../src/route'
@@ -117,44 +119,66 @@ describe('several policies on a real Redis', () => {
   ] as const) {
     test(`${layout}: in one batch, a failed decision fails alone beside blocked and counted ones`, async () => {
       const store = new RedisStore({ client: connect(), blockCache: false, packed })
-      const limiter = createLimiter({
-        store,
-        limits: [
-          { name: 'meter', algorithm: 'gcra', limit: 10, window: '1h' },
-          { name: 'window', algorithm: 'sliding-window', limit: 10, window: '1h', precision: 4 },
-          { name: 'minute', algorithm: 'fixed-window', limit: 10, window: '1h' },
-        ],
-      })
-      const clients = ['a', 'b', 'poisoned', 'blocked', 'c'].map((c) => `${layout}-${c}`)
-      for (const client of clients) await limiter.consume(client)
-      await limiter.block(clients[3], 60_000)
-      await poison(clients[2])
-      await redis.admin.config('RESETSTAT')
-      const consume = (key: string) =>
-        store.consume({ key, policies: limiter.policies, cost: 2, now: Date.now() })
-      const made = await Promise.allSettled([...clients, clients[0]].map(consume))
+      await failsAlone(store, redis.admin, `${layout}-`)
       expect(await scriptCalls()).toBe(1)
-      const remaining = made.map((r) =>
-        r.status === 'fulfilled' ? r.value.outcomes.map((o) => o.remaining) : 'failed',
-      )
-      expect(remaining).toEqual([[7, 7, 7], [7, 7, 7], 'failed', [0, 0, 0], [7, 7, 7], [5, 5, 5]])
-      const blocked = made[3].status === 'fulfilled' ? made[3].value.outcomes : []
-      expect(blocked.every((o) => !o.allowed && o.retryAfterMs > 59_000)).toBe(true)
-      expect(String((made[2] as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE|not a state/)
+    })
+
+    // Upstash's REST API sends an error inside a reply as its text, not as an error.
+    test(`${layout}, @upstash/redis: a failed decision fails alone`, async () => {
+      const upstash = await upstashUnderTest({ retry: false })
+      const admin = new Redis(upstash.redisUrl)
+      try {
+        const store = new RedisStore({ client: upstash.client, blockCache: false, packed })
+        await failsAlone(store, admin, `${layout}-up-`)
+      } finally {
+        admin.disconnect()
+        await upstash.close()
+      }
     })
   }
 
+  /**
+   * Five clients consume once, one is blocked and one's states made unreadable; then all of them
+   * and the first again consume 2 in one turn (Redis's command counts reset just before): the
+   * unreadable one fails, the rest are decided.
+   */
+  async function failsAlone(store: RedisStore, admin: Redis, prefix: string): Promise<void> {
+    const limiter = createLimiter({
+      store,
+      limits: [
+        { name: 'meter', algorithm: 'gcra', limit: 10, window: '1h' },
+        { name: 'window', algorithm: 'sliding-window', limit: 10, window: '1h', precision: 4 },
+        { name: 'minute', algorithm: 'fixed-window', limit: 10, window: '1h' },
+      ],
+    })
+    const clients = ['a', 'b', 'poisoned', 'blocked', 'c'].map((c) => `${prefix}${c}`)
+    for (const client of clients) await limiter.consume(client)
+    await limiter.block(clients[3], 60_000)
+    await poison(admin, clients[2])
+    await admin.config('RESETSTAT')
+    const consume = (key: string) =>
+      store.consume({ key, policies: limiter.policies, cost: 2, now: Date.now() })
+    const made = await Promise.allSettled([...clients, clients[0]].map(consume))
+    const remaining = made.map((r) =>
+      r.status === 'fulfilled' ? r.value.outcomes.map((o) => o.remaining) : 'failed',
+    )
+    expect(remaining).toEqual([[7, 7, 7], [7, 7, 7], 'failed', [0, 0, 0], [7, 7, 7], [5, 5, 5]])
+    const blocked = made[3].status === 'fulfilled' ? made[3].value.outcomes : []
+    expect(blocked.every((o) => !o.allowed && o.retryAfterMs > 59_000)).toBe(true)
+    expect(String((made[2] as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE|not a state/)
+  }
+
   /** Makes every state of `client` unreadable: a list in place of each key or each field's text. */
-  async function poison(client: string): Promise<void> {
-    for (const key of await redis.admin.keys('*')) {
-      const type = await redis.admin.type(key)
+  async function poison(admin: Redis, client: string): Promise<void> {
+    for (const key of await admin.keys('*')) {
+      const type = await admin.type(key)
       if (key.includes(client) && type === 'string') {
-        await redis.admin.del(key)
-        await redis.admin.rpush(key, 'x')
+        await admin.del(key)
+        await admin.rpush(key, 'x')
       }
       if (type !== 'hash') continue
-      for (const field of await redis.admin.hkeys(key)) {
-        if (field.includes(client)) await redis.admin.hset(key, field, 'not a state')
+      for (const field of await admin.hkeys(key)) {
+        if (field.includes(client)) await admin.hset(key, field, 'not a state')
       }
     }
   }
