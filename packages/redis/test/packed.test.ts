@@ -380,7 +380,8 @@ test.each([4, 1])(
   },
 )
 
-// A later expiry than any test's clock, so the rest of the field is read too.
+// A later expiry than any test's clock, so the rest of the field is read too: an expired field
+// is gone, as a key past its TTL, and not read past its expiry.
 const LATER = '9999999999999'
 
 test.each([
@@ -389,10 +390,19 @@ test.each([
   ['gcra', 'g5/1m', `${LATER};1,2,3`],
   ['gcra', 'g5/1m', `${LATER};1,x`],
   ['gcra', 'g5/1m', `;1,2`],
+  ['gcra', 'g5/1m', ` ${LATER};1,2`],
+  ['gcra', 'g5/1m', `${LATER};1.5,2`],
+  ['gcra', 'g5/1m', `${LATER};0x10,2`],
+  ['gcra', 'g5/1m', `${LATER};1,2 `],
+  ['gcra', 'g5/1m', `nan;1,2`],
+  ['gcra', 'g5/1m', `1e13;1,2`],
+  ['gcra', 'g5/1m', `-5;1,2`],
   ['sliding-window', 'w5/1m', 'not a state'],
   ['sliding-window', 'w5/1m', `${LATER};1,2`],
   ['sliding-window', 'w5/1m', `${LATER};1,2,3,4`],
   ['sliding-window', 'w5/1m', `${LATER};1,2,`],
+  ['sliding-window', 'w5/1m', `${LATER};1,2,0x3`],
+  ['sliding-window', 'w5/1m', `${LATER};1,2,-3`],
 ] as const)(
   'a field that is not a state this store wrote fails the call, naming it (%s, %s, %j)',
   async (algorithm, id, value) => {

@@ -17,11 +17,24 @@ const HGET = "redis.call('HGET', key, field)"
  * lua/flat/several.ts). `sweep` sweeps a hash of fields expired at `now` once it has doubled
  * since its last sweep: the count then is kept in the field `%n`, which no field of a state
  * can be. Each field is looked at a bounded number of times per insert, and a hash holds at
- * most about twice its live fields. Needs `unpack`, and `text_int` (pair.ts) for `read_field`.
+ * most about twice its live fields. Needs `unpack`.
  */
 export const packedFields = (read = HGET): string => `
 local function foreign_field(key, field, v)
   error('sluice: ' .. key .. ' field ' .. field .. ' holds ' .. v .. ', not a state this store wrote')
+end
+
+-- A field's number, or false where its text is not one this store writes (an integer as '%d'
+-- writes it: no spaces, hex, fraction or exponent), each text checked once per call.
+local field_ints = {}
+local function field_int(s)
+  local n = field_ints[s]
+  if n == nil then
+    n = tonumber(s)
+    if n == nil or n % 1 ~= 0 or string.format('%d', n) ~= s then n = false end
+    field_ints[s] = n
+  end
+  return n
 end
 
 local function sweep(key, now)
@@ -47,18 +60,19 @@ local function put_field(key, field, value, ttl, now)
 end
 
 -- A two-integer state: core's state vector from the field (0, 0 once it has expired at \`now\`,
--- as a key would be gone at its TTL). A field this store did not write fails the call. Cut at
--- its separators, not matched to a pattern (a third of a several-limits decision's Lua), and
--- each number converted once per call (text_int): a batch's fields share expiries and counts.
+-- as a key would be gone at its TTL, and not read past its expiry). A field this store did not
+-- write fails the call. Cut at its separators, not matched to a pattern (a third of a
+-- several-limits decision's Lua), and each number converted once per call (field_int): a
+-- batch's fields share expiries and counts.
 local function read_field(key, field, now)
   local v = ${read}
   if not v then return 0, 0 end
   local semi = string.find(v, ';', 1, true)
   local comma = semi and string.find(v, ',', semi + 1, true)
-  local expires = comma and text_int(string.sub(v, 1, semi - 1))
-  if not expires then foreign_field(key, field, v) end
+  local expires = comma and field_int(string.sub(v, 1, semi - 1))
+  if not expires or expires < 0 then foreign_field(key, field, v) end
   if expires <= now then return 0, 0 end
-  local x, y = text_int(string.sub(v, semi + 1, comma - 1)), text_int(string.sub(v, comma + 1))
+  local x, y = field_int(string.sub(v, semi + 1, comma - 1)), field_int(string.sub(v, comma + 1))
   if not (x and y) then foreign_field(key, field, v) end
   return x, y
 end
@@ -74,23 +88,24 @@ end
 export const PACKED_FIELDS = packedFields()
 
 /**
- * sliding-window's ring in one field (its flat body, core's sliding-window.lua.ts): core's state vector, the newest bucket
- * then one count per ring slot. `read_ring` gives the newest bucket and the non-zero counts by
- * slot (0 and none once expired); `save_ring` writes them back, or deletes the field when the
- * state is empty again. Needs PACKED_FIELDS (`read` as there) and the per-call memos
- * (`text_int`, `int_texts`, `int_text`: INT_TEXTS in flat/frame.ts).
+ * sliding-window's ring in one field (its flat body, core's sliding-window.lua.ts): core's
+ * state vector, the newest bucket then one count per ring slot. `read_ring` gives the newest
+ * bucket and the non-zero counts by slot (0 and none once expired, the field not read past its
+ * expiry, as read_field); `save_ring` writes them back, or deletes the field when the state is
+ * empty again. Needs PACKED_FIELDS (`read` and `field_int` as there) and the per-call memos
+ * `int_texts` and `int_text` (INT_TEXTS in flat/frame.ts).
  */
 export const packedRing = (read = HGET): string => `
 local function read_ring(key, field, now, ring)
   local v, c = ${read}, {}
   if not v then return 0, c end
-  -- Cut at the separators, as read_field, each number converted once per call (text_int: a
-  -- batch's rings share their expiry, newest bucket and small counts).
+  -- Cut at the separators, as read_field, each number converted once per call (field_int: a
+  -- batch's rings share their expiry, newest bucket and small counts); none is negative.
   local semi = string.find(v, ';', 1, true)
   local comma = semi and string.find(v, ',', semi + 1, true)
-  local expires = comma and text_int(string.sub(v, 1, semi - 1))
-  local newest = expires and text_int(string.sub(v, semi + 1, comma - 1))
-  if not newest then foreign_field(key, field, v) end
+  local expires = comma and field_int(string.sub(v, 1, semi - 1))
+  local newest = expires and field_int(string.sub(v, semi + 1, comma - 1))
+  if not newest or expires < 0 or newest < 0 then foreign_field(key, field, v) end
   if expires <= now then return 0, c end
   local from = comma + 1
   for s = 0, ring - 1 do
@@ -98,8 +113,8 @@ local function read_ring(key, field, now, ring)
     if (to == nil) ~= (s == ring - 1) then foreign_field(key, field, v) end
     local x = string.sub(v, from, (to or 0) - 1)
     if x ~= '0' then
-      local n = text_int(x)
-      if not n then foreign_field(key, field, v) end
+      local n = field_int(x)
+      if not n or n < 0 then foreign_field(key, field, v) end
       c[s] = n
     end
     from = (to or 0) + 1
