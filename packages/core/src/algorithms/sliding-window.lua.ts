@@ -212,13 +212,12 @@ const inHash = (slot: string): string => `(c[${slot}] or 0)`
  * integers (no bulk strings for the client to parse). One pass; the texts read once per call
  * (text_int's memo, written out here: a Lua call per field cost more than its lookup).
  */
-const keysRead = (frame: LuaFrame): string =>
-  frame.ringReply === undefined ? keysReadWithReply(frame) : keysReadOnly(frame)
-
-/** The hash read into `newest` and `c`, and the reply built in the same pass. */
-const keysReadWithReply = (frame: LuaFrame): string => `${ringSize(frame.baked)}
+const keysRead = (frame: LuaFrame): string => {
+  // The reply built in the same pass as the counts, unless the frame writes it (ringReply).
+  const own = frame.ringReply === undefined
+  return `${ringSize(frame.baked)}
 local h = call('HGETALL', key)
-local newest, c, reply, r = 0, {}, ${replyTable(frame.baked)}, 2
+local newest, c${own ? `, reply, r = 0, {}, ${replyTable(frame.baked)}, 2` : ' = 0, {}'}
 for i = 1, #h, 2 do
   local text = h[i + 1]
   local value = text_ints[text]
@@ -231,31 +230,10 @@ for i = 1, #h, 2 do
   else
     local slot = ${slotOf(frame.baked, 'h[i]')}
     c[slot] = value
-    reply[r + 1], reply[r + 2] = slot, value
-    r = r + 2
-  end
+${own ? '    reply[r + 1], reply[r + 2] = slot, value\n    r = r + 2\n' : ''}  end
 end
-reply[2] = newest
-`
-
-/** The hash read into `newest` and `c`, then the frame's ringReply in place of the table. */
-const keysReadOnly = (frame: LuaFrame): string => `${ringSize(frame.baked)}
-local h = call('HGETALL', key)
-local newest, c = 0, {}
-for i = 1, #h, 2 do
-  local text = h[i + 1]
-  local value = text_ints[text]
-  if value == nil then
-    value = tonumber(text)
-    text_ints[text] = value
-  end
-  if h[i] == 'n' then
-    newest = value
-  else
-    c[${slotOf(frame.baked, 'h[i]')}] = value
-  end
-end
-${frame.ringReply}`
+${own ? 'reply[2] = newest\n' : frame.ringReply}`
+}
 
 /** A timed refund on the hash (as sliding_window.refund then save). */
 const keysRefund = (frame: LuaFrame): string => `${SW_REFUND_LEFT}if reaches then
