@@ -10,19 +10,19 @@
  * Single call (keys of their own): KEYS[1..n] the states, KEYS[n + 1] the block (not on a
  * Cluster, see driver.ts); ARGV as a per-policy flat script's (extra, op, now, cost, maxDelayMs,
  * each optional: `inputs` in frame.ts). Packed (lua/packed.ts): KEYS[1] the hash of every
- * state, KEYS[2] the block's (not on a Cluster); ARGV[1..n] the fields, ARGV[n + 1] the block's field, then those
- * five. Replies as the generic scripts (driver.ts): one reply per policy, each its flat
- * script's, and after them, for an admitted consume on Redis's clock, the time it was counted
- * at; a blocked key's -(ms until the block ends) for every policy; nil for a refund.
+ * state, KEYS[2] the block's (not on a Cluster); ARGV[1..n] the fields, ARGV[n + 1] the block's
+ * field, then those five. Replies as the generic scripts (driver.ts): one reply per policy,
+ * each its flat script's, and after them, for an admitted consume on Redis's clock, the time it
+ * was counted at; a blocked key's -(ms until the block ends) for every policy; nil for a refund.
  *
  * Batch (consumes; standalone Redis), as the flat batch scripts with n keys per decision:
  * keys of their own, KEYS[n * (i - 1) + j] state j of decision i (1 <= i <= m), then (ARGV[3]
  * 'b' or 'br') the block of each, and `<prefix>:blocks` last (ANY_BLOCK); ARGV[2] now, ARGV[3]
  * the flags of the flat batch scripts ('r': some key repeats, see HOLD_REPEATED), ARGV[3 + i]
  * the costs, all absent when every cost is 1. Packed: KEYS the hash of each decision (its
- * states all live there), then the block's hash of each, then `<prefix>:blocks` (PACKED_ANY_BLOCK); ARGV[2] now, and from ARGV[4]
- * n + 2 per decision: its fields, its block's field, its cost. Replies with every decision's
- * replies in one flat array (FLAT_OUT).
+ * states all live there), then the block's hash of each, then `<prefix>:blocks`
+ * (PACKED_ANY_BLOCK); ARGV[2] now, and from ARGV[4] n + 2 per decision: its fields, its block's
+ * field, its cost. Replies with every decision's replies in one flat array (FLAT_OUT).
  */
 import { consumeAnd, refundBranch, type LuaFrame } from '@sluice/core/web'
 import { decodePair } from '../pair'
@@ -200,7 +200,8 @@ ${eachAlone(decide, FAILED)}${shape.layout === 'packed' ? '' : 'flush()\n'}retur
 /**
  * A batch's reply, one flat array (severalReplies in replies.ts): Redis turns each table of a
  * reply into RESP by probing it for seven fields (err, ok, double, ...) and giving it a
- * deferred length, some 7k instructions a decision when each had a table of its own. So the
+ * deferred length: some 11k instructions of a three-limit packed decision when each decision
+ * and its ring had a table of its own (docs/benchmarks.md). So the
  * decisions write into `flat` in turn, from `seg`: a header, then each policy's reply, a number
  * or (where bit i - 1 of the header is set) the length of policy i's table then its items, and
  * (bit n) the time the decision was counted at.
