@@ -92,7 +92,7 @@ export function parseOutcomes(
 }
 
 /**
- * A batch of several policies' replies (flatReplies in lua/flat/several.ts), one flat array,
+ * A batch of several policies' replies (FLAT_OUT in lua/flat/several.ts), one flat array,
  * as one reply per decision: an array of its policies' replies (and the time it was counted
  * at), or its error. Throws on a malformed reply.
  */
