@@ -171,6 +171,9 @@ describe.each(REDIS_LIBRARIES)('%s', (library) => {
     const { client } = await readyClient(library)
     const admin = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
     closers.push(() => admin.disconnect())
+    // Connected before the stall: a DEBUG SLEEP held in the offline queue while the connection
+    // came up could reach Redis after the consumes it is meant to stall (a loaded CI run).
+    await admin.ping()
     const store = new RedisStore({ client, blockCache: false })
     const lines: string[] = []
     // A token bucket refills one token per 6 minutes here, so the count read at the end does not
