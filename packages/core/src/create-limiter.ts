@@ -176,19 +176,8 @@ export function buildLimiter(options: LimiterOptions): {
     },
   }
   if (settings.refused !== undefined) registerRefusedKeys(limiter, settings.refused)
-  const consumeChecked = decideNow ?? decideRemote
-  function consumeDirect(
-    key: string,
-    cost: number,
-    waitUntil?: WaitUntil,
-  ): Decision | Promise<Decision> {
-    try {
-      checkCost(cost)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    return consumeChecked(key, cost, waitUntil)
-  }
+  // Its caller checked the cost (the HTTP pipeline, once, as an option): no check per request.
+  const consumeDirect: DirectConsume = decideNow ?? decideRemote
   if (settings.concurrency === undefined) return { limiter, consumeDirect }
   return withConcurrency(limiter, { ...settings, gate: settings.concurrency })
 }

@@ -79,7 +79,8 @@ export interface Limiter {
 
 /**
  * What `consume(key, { cost, waitUntil })` decides: at once when the store is in-process, else
- * its promise. `waitUntil` is not checked here (the HTTP pipeline passes its adapter's own).
+ * its promise. Neither `cost` nor `waitUntil` is checked here: the HTTP pipeline checks its
+ * cost option once and passes its adapter's own `waitUntil`.
  */
 export type DirectConsume = (
   key: string,
