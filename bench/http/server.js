@@ -6,9 +6,10 @@
 // three rate-limit headers Sluice sets by default: what a limiter answering with them pays at least.
 // `floor-reject` (instruction counts only) answers every request as Sluice's 429 does, with the
 // same five headers and JSON body, from a bare middleware: what any limiter's 429 costs at least.
+// `least` (instruction counts only) is the least limiter that sets those headers (leastLimiter).
 const [framework, variant, redisPort] = process.argv.slice(2)
 const reject = variant.endsWith('-reject')
-const kind = variant.replace(/-reject$/, '') // none | floor | sluice-memory | peer-memory | sluice-redis | peer-redis
+const kind = variant.replace(/-reject$/, '') // none | floor | least | sluice-memory | peer-memory | sluice-redis | peer-redis
 const LIMIT = reject ? 1 : 1_000_000_000
 const WINDOW_MS = reject ? 3_600_000 : 60_000
 
@@ -52,6 +53,36 @@ function floorRejection(delta, withStatusCode) {
   return { headers, body }
 }
 
+/**
+ * The least a limiter does (the `least` variant, instruction counts only): Sluice's default
+ * algorithm (a sliding window of two counters) in a Map of one object per client address, on
+ * the same monotonic clock, and the three headers it answers with. No options, no checks, no
+ * other store: what a limiter that sets these headers pays beyond the floor at least.
+ */
+function leastLimiter(delta) {
+  const windows = new Map()
+  const origin = performance.timeOrigin
+  return function decide(address) {
+    const now = Math.floor(origin + performance.now())
+    const start = now - (now % WINDOW_MS)
+    let state = windows.get(address)
+    if (state === undefined) {
+      state = { start, previous: 0, current: 0 }
+      windows.set(address, state)
+    }
+    if (state.start !== start) {
+      state.previous = state.start === start - WINDOW_MS ? state.current : 0
+      state.current = 0
+      state.start = start
+    }
+    const weight = (start + WINDOW_MS - now) / WINDOW_MS
+    const used = Math.floor(state.previous * weight) + state.current
+    if (used < LIMIT) state.current++
+    const reset = Math.ceil((start + WINDOW_MS - now) / 1000)
+    return [String(LIMIT - used - 1), String(delta ? reset : Math.ceil(now / 1000) + reset)]
+  }
+}
+
 function redis() {
   const Redis = require('ioredis')
   return new Redis({ port: Number(redisPort), host: '127.0.0.1', enableOfflineQueue: true })
@@ -93,6 +124,16 @@ function express() {
       res.status(429).type('application/json; charset=utf-8').send(body)
     })
   }
+  if (kind === 'least') {
+    const decide = leastLimiter(false)
+    app.use((req, res, next) => {
+      const [remaining, reset] = decide(req.socket.remoteAddress)
+      res.setHeader('X-RateLimit-Limit', String(LIMIT))
+      res.setHeader('X-RateLimit-Remaining', remaining)
+      res.setHeader('X-RateLimit-Reset', reset)
+      next()
+    })
+  }
   if (kind === 'floor' && !reject) {
     app.use((_req, res, next) => {
       const [limit, remaining, reset] = floorValues(false)
@@ -120,12 +161,22 @@ async function fastify() {
   }
   // Both limiter plugins must be registered (awaited) before the routes they cover; the
   // no-limiter server is built the same way, with an empty plugin (see docs/benchmarks.md).
-  if (kind === 'none' || kind === 'floor') await app.register(async () => {})
+  if (kind === 'none' || kind === 'floor' || kind === 'least') await app.register(async () => {})
   if (kind === 'floor' && reject) {
     app.addHook('onRequest', (_request, reply) => {
       const { headers, body } = floorRejection(true, true)
       for (const [name, value] of headers) reply.header(name.toLowerCase(), value)
       reply.code(429).type('application/json; charset=utf-8').send(body)
+    })
+  }
+  if (kind === 'least') {
+    const decide = leastLimiter(true)
+    app.addHook('onRequest', (request, reply, done) => {
+      const [remaining, reset] = decide(request.raw.socket.remoteAddress)
+      reply.header('x-ratelimit-limit', String(LIMIT))
+      reply.header('x-ratelimit-remaining', remaining)
+      reply.header('x-ratelimit-reset', reset)
+      done()
     })
   }
   if (kind === 'floor' && !reject) {
@@ -166,6 +217,16 @@ function koa() {
       ctx.status = 429
       ctx.set('Content-Type', 'application/json; charset=utf-8')
       ctx.body = body
+    })
+  }
+  if (kind === 'least') {
+    const decide = leastLimiter(false)
+    app.use((ctx, next) => {
+      const [remaining, reset] = decide(ctx.req.socket.remoteAddress)
+      ctx.set('X-RateLimit-Limit', String(LIMIT))
+      ctx.set('X-RateLimit-Remaining', remaining)
+      ctx.set('X-RateLimit-Reset', reset)
+      return next()
     })
   }
   if (kind === 'floor' && !reject) {
