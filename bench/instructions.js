@@ -73,10 +73,17 @@ const LABELS = {
 function parseOnly(value) {
   if (value === undefined || value === '') return undefined
   const [frameworks, variants] = value.split(':')
-  return {
+  const only = {
     frameworks: frameworks.split(',').filter((f) => ALL_FRAMEWORKS.includes(f)),
     variants: variants.split(',').filter((v) => ONLY_VARIANTS.includes(v)),
   }
+  // Nest's servers (http/nest.js) have no least limiter: they would count a server without one.
+  const nest = only.frameworks.filter((f) => !HTTP_FRAMEWORKS.includes(f))
+  if (only.variants.includes('least') && nest.length > 0)
+    throw new Error(
+      `BENCH_INSTR_ONLY: 'least' is counted for ${HTTP_FRAMEWORKS.join(', ')}, not ${nest.join(', ')}`,
+    )
+  return only
 }
 const PEERS = {
   express: 'express-rate-limit',
