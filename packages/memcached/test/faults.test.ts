@@ -26,20 +26,23 @@ afterAll(async () => {
 
 test('requests denied during a hang are not charged when memcached resumes (exact count)', async () => {
   const store = new MemcachedStore({ servers: server.servers })
-  const limiter = createLimiter({
+  const settings = {
     store,
     algorithm: 'fixed-window',
     limit: 10,
     window: '1h',
-    timeoutMs: TIMEOUT_MS,
     onStoreError: 'deny',
     breaker: { failures: 5, coolOffMs: 50 },
     logger: { warn: () => undefined },
-  })
+  } as const
+  const limiter = createLimiter({ ...settings, timeoutMs: TIMEOUT_MS })
+  // Counts before and after the hang within a timeout no loaded machine reaches: a count
+  // answered by onStoreError there would put the exact figure off.
+  const patient = createLimiter({ ...settings, timeoutMs: 10_000 })
   const key = `hang:${Date.now()}`
   await storeReached(limiter, key)
   for (let i = 0; i < 2; i++) {
-    expect(await limiter.consume(key)).toMatchObject({ allowed: true, degraded: false })
+    expect(await patient.consume(key)).toMatchObject({ allowed: true, degraded: false })
   }
 
   server.pause()
@@ -48,7 +51,7 @@ test('requests denied during a hang are not charged when memcached resumes (exac
   server.resume()
   await storeSettled(store)
   await delay(100) // past the breaker's cool-off: the peek below goes to memcached
-  expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
+  expect(await patient.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
   await store.close()
 })
 

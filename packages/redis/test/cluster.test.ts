@@ -169,16 +169,19 @@ describe.each(REDIS_LIBRARIES)('%s', (library) => {
   })
   test('a node paused (SIGSTOP) mid-traffic: its keys are answered without it and not charged when it resumes', async () => {
     const store = new RedisStore({ client })
-    const limiter = createLimiter({
+    const settings = {
       store,
       algorithm: 'token-bucket',
       limit: 10,
       window: '1h',
-      timeoutMs: 150,
       onStoreError: 'deny',
       breaker: { failures: 5, coolOffMs: 100 },
       logger: { warn: () => undefined },
-    })
+    } as const
+    const limiter = createLimiter({ ...settings, timeoutMs: 150 })
+    // Counts before and after the pause within a timeout no loaded machine reaches: a count
+    // answered by onStoreError there would put the exact figure off.
+    const patient = createLimiter({ ...settings, timeoutMs: 10_000 })
     let key = ''
     for (let i = 0; key === ''; i++) {
       const candidate = `paused:${Date.now()}:${i}`
@@ -186,8 +189,8 @@ describe.each(REDIS_LIBRARIES)('%s', (library) => {
         key = candidate
       }
     }
-    await limiter.consume(key)
-    await limiter.consume(key)
+    await patient.consume(key)
+    await patient.consume(key)
     cluster.servers[0].pause()
     try {
       const during = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
@@ -198,6 +201,6 @@ describe.each(REDIS_LIBRARIES)('%s', (library) => {
     // The node runs the ten queued consumes and admits them; each late charge is refunded.
     await storeSettled(store)
     await delay(150) // past the breaker's cool-off
-    expect(await limiter.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
+    expect(await patient.peek(key)).toMatchObject({ degraded: false, remaining: 8 })
   })
 })
