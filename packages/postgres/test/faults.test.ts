@@ -13,6 +13,7 @@ import {
   startPostgres,
   storeReached,
   storeSettled,
+  watchStalls,
   type PostgresServer,
 } from '@sluice/testkit'
 import { Client, Pool } from 'pg'
@@ -80,12 +81,14 @@ test('requests denied during a pause are not charged when Postgres resumes (exac
   const { pool, store, limiter, reader } = setUp()
   const key = `pause:${Date.now()}`
   await storeReached(limiter, key)
-  expect(await pattern(limiter, key, 2)).toBe('YY')
+  expect(await pattern(reader, key, 2)).toBe('YY')
 
   server.pause()
+  // Within the timeout, plus what a loaded machine took from the event loop meanwhile.
+  const stalls = watchStalls()
   const started = Date.now()
   const during = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(key)))
-  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 50)
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 50 + stalls.stop())
   expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
   expect(storeHealth(store)?.state).toBe('open')
   server.resume()
@@ -221,11 +224,13 @@ test('a pool exhausted by the app: answered by onStoreError in time, nothing cha
   const { pool, store, limiter, reader } = setUp(2)
   const key = `exhausted:${Date.now()}`
   await storeReached(limiter, key)
-  expect(await pattern(limiter, key, 1)).toBe('Y')
+  expect(await pattern(reader, key, 1)).toBe('Y')
   const held = [await pool.connect(), await pool.connect()]
+  // Within the timeout, plus what a loaded machine took from the event loop meanwhile.
+  const stalls = watchStalls()
   const started = Date.now()
   const during = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)))
-  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 50)
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 50 + stalls.stop())
   expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
   for (const client of held) client.release()
   expect(await remainingAfterSettling(store, reader, key)).toMatchObject({
