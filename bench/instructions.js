@@ -53,9 +53,10 @@ const ALL_VARIANTS = [
  * BENCH_INSTR_ONLY="fastify:sluice-memory,sluice-memory-reject" counts those alone and prints
  * them, leaving the result file as it is (for a quick look at one change). It may also name
  * `least` (Express, Fastify and Koa): the least limiter that sets the floor's headers (a sliding
- * window in a Map, bench/http/server.js), which the full count leaves out.
+ * window in a Map, bench/http/server.js), which the full count leaves out; and `store-hook`
+ * (Fastify): Sluice's memory store called from a bare hook, without the HTTP pipeline.
  */
-const ONLY_VARIANTS = [...ALL_VARIANTS, 'least']
+const ONLY_VARIANTS = [...ALL_VARIANTS, 'least', 'store-hook']
 const ONLY = parseOnly(process.env.BENCH_INSTR_ONLY)
 const SUBSET = process.env.BENCH_INSTR_FRAMEWORKS
   ? process.env.BENCH_INSTR_FRAMEWORKS.split(',').filter((f) => ALL_FRAMEWORKS.includes(f))
@@ -83,6 +84,8 @@ function parseOnly(value) {
     throw new Error(
       `BENCH_INSTR_ONLY: 'least' is counted for ${HTTP_FRAMEWORKS.join(', ')}, not ${nest.join(', ')}`,
     )
+  if (only.variants.includes('store-hook') && only.frameworks.some((f) => f !== 'fastify'))
+    throw new Error(`BENCH_INSTR_ONLY: 'store-hook' is counted for fastify alone`)
   return only
 }
 const PEERS = {

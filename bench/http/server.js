@@ -7,9 +7,11 @@
 // `floor-reject` (instruction counts only) answers every request as Sluice's 429 does, with the
 // same five headers and JSON body, from a bare middleware: what any limiter's 429 costs at least.
 // `least` (instruction counts only) is the least limiter that sets those headers (leastLimiter).
+// `store-hook` (instruction counts only, Fastify) calls Sluice's memory store from a hook of
+// its own, with none of the HTTP pipeline (storeHook).
 const [framework, variant, redisPort] = process.argv.slice(2)
 const reject = variant.endsWith('-reject')
-const kind = variant.replace(/-reject$/, '') // none | floor | least | sluice-memory | peer-memory | sluice-redis | peer-redis
+const kind = variant.replace(/-reject$/, '') // none | floor | least | store-hook | sluice-memory | peer-memory | sluice-redis | peer-redis
 const LIMIT = reject ? 1 : 1_000_000_000
 const WINDOW_MS = reject ? 3_600_000 : 60_000
 
@@ -80,6 +82,37 @@ function leastLimiter(delta) {
     if (used < LIMIT) state.current++
     const reset = Math.ceil((start + WINDOW_MS - now) / 1000)
     return [String(LIMIT - used - 1), String(delta ? reset : Math.ceil(now / 1000) + reset)]
+  }
+}
+
+/**
+ * Sluice's memory store decided from a bare Fastify hook (the `store-hook` variant, instruction
+ * counts only): the client address, the store's decision of the default policy on the limiter's
+ * clock, the decision on the request and the three headers, with none of the HTTP pipeline (no
+ * options, checks, key bound, proxy warning or verdict). What a path of Fastify's own would cost
+ * at least on this store.
+ */
+function storeHook() {
+  const { MemoryStore, createLimiter } = require('@sluice/core')
+  const store = new MemoryStore()
+  const limiter = createLimiter({ store, limit: LIMIT, window: WINDOW_MS })
+  const policy = limiter.policies[0]
+  const clock = limiter.clock
+  const limitText = String(LIMIT)
+  let lastAddress = ''
+  let lastKey = ''
+  return (request, reply, done) => {
+    const address = request.ip
+    if (address !== lastAddress) {
+      lastAddress = address
+      lastKey = `sluice:${address}`
+    }
+    const decision = store.consumeOneNow(lastKey, policy, 1, clock(), 0)
+    request.rateLimit = decision
+    reply.header('x-ratelimit-limit', limitText)
+    reply.header('x-ratelimit-remaining', String(decision.remaining))
+    reply.header('x-ratelimit-reset', String(Math.ceil(decision.resetMs / 1000)))
+    done()
   }
 }
 
@@ -161,7 +194,12 @@ async function fastify() {
   }
   // Both limiter plugins must be registered (awaited) before the routes they cover; the
   // no-limiter server is built the same way, with an empty plugin (see docs/benchmarks.md).
-  if (kind === 'none' || kind === 'floor' || kind === 'least') await app.register(async () => {})
+  const bare = kind === 'none' || kind === 'floor' || kind === 'least' || kind === 'store-hook'
+  if (bare) await app.register(async () => {})
+  if (kind === 'store-hook') {
+    app.decorateRequest('rateLimit', undefined)
+    app.addHook('onRequest', storeHook())
+  }
   if (kind === 'floor' && reject) {
     app.addHook('onRequest', (_request, reply) => {
       const { headers, body } = floorRejection(true, true)
