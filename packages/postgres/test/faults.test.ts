@@ -125,11 +125,12 @@ describe.each([false, true])('database clock, local tier %s', (tiered) => {
         logger: { warn: () => undefined },
       } as const
       const limiter = createLimiter({ store, ...settings, timeoutMs: TIMEOUT_MS })
-      // Counts after the pause within a timeout no loaded machine reaches (see setUp's reader).
+      // Counts before and after the pause within a timeout no loaded machine reaches (see
+      // setUp's reader).
       const patient = createLimiter({ store, ...settings, timeoutMs: 10_000 })
       const key = `late:${algorithm}:${String(tiered)}:${Date.now()}`
       await storeReached(limiter, key)
-      expect(await pattern(limiter, key, 3)).toBe('YYY')
+      expect(await pattern(patient, key, 3)).toBe('YYY')
       server.pause()
       const during = await Promise.all(Array.from({ length: 6 }, () => limiter.consume(key)))
       expect(during.every((d) => d.degraded && !d.allowed)).toBe(true)
